@@ -1,0 +1,75 @@
+"""The SpatialSTALE world: seeded dynamic FrozenLake instances, memory and observations.
+
+Pure and seedable; nothing here imports Inspect or knows about models.
+"""
+
+import gymnasium
+
+from ._grid import (
+    apply_changes,
+    cell_at,
+    changed_cells,
+    generate_grid,
+    greedy_action,
+    is_solvable,
+    move,
+    shortest_path,
+)
+from ._gym import MAX_STEPS, DynamicFrozenLakeEnv
+from ._instance import (
+    DEFAULT_SIZE,
+    MASTER_SEED,
+    N_DEFAULT_SEEDS,
+    Instance,
+    default_seeds,
+    make_instance,
+    validate_regime,
+    validate_seed,
+    validate_size,
+)
+from ._regimes import REGIMES
+from ._render import CELL_PX, COLOURS, probe_pixel, render_image, render_png, render_rgb, text_observation
+from ._types import Action, Cell, Change, Event, Grid, MemoryEntry, Pos
+
+ENV_ID = "spatialstale/DynamicFrozenLake-v0"
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="spatialstale.env._gym:DynamicFrozenLakeEnv")
+
+__all__ = [
+    "CELL_PX",
+    "COLOURS",
+    "DEFAULT_SIZE",
+    "ENV_ID",
+    "MASTER_SEED",
+    "MAX_STEPS",
+    "N_DEFAULT_SEEDS",
+    "REGIMES",
+    "Action",
+    "Cell",
+    "Change",
+    "DynamicFrozenLakeEnv",
+    "Event",
+    "Grid",
+    "Instance",
+    "MemoryEntry",
+    "Pos",
+    "apply_changes",
+    "cell_at",
+    "changed_cells",
+    "default_seeds",
+    "generate_grid",
+    "greedy_action",
+    "is_solvable",
+    "make_instance",
+    "move",
+    "probe_pixel",
+    "render_image",
+    "render_png",
+    "render_rgb",
+    "shortest_path",
+    "text_observation",
+    "validate_regime",
+    "validate_seed",
+    "validate_size",
+]

@@ -1,0 +1,194 @@
+"""An instance: a pure function of (instance seed, regime, grid size)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal_pos
+from ._memory import build_memory
+from ._regimes import REGIMES, cluster_changes, online_schedule, spot_changes
+from ._rng import Stream
+from ._types import Cell, Change, Event, Grid, MemoryEntry, Pos
+
+MASTER_SEED = 2024
+N_DEFAULT_SEEDS = 50
+SEED_RANGE = 10_000
+MIN_SIZE = 4
+DEFAULT_SIZE = 8
+
+
+def validate_regime(regime: object) -> str:
+    """The canonical regime name (``none``, ``L1``, ``L2``, ``L3``), case-insensitive."""
+    if isinstance(regime, str):
+        for name in REGIMES:
+            if regime.strip().lower() == name.lower():
+                return name
+    raise ValueError(f"regime must be one of {', '.join(REGIMES)}; got {regime!r}")
+
+
+def validate_size(size: object) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < MIN_SIZE:
+        raise ValueError(f"size must be an integer of at least {MIN_SIZE}; got {size!r}")
+    return size
+
+
+def validate_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
+    return seed
+
+
+def default_seeds(master_seed: int = MASTER_SEED, n: int = N_DEFAULT_SEEDS) -> tuple[int, ...]:
+    """The instance seeds of a study: ``n`` distinct integers in [0, 10000).
+
+    Derivation: a ``Stream(master_seed, 0, "master")`` (PCG64 keyed by the
+    SeedSequence ``[master_seed, 0, 1]``) yields raw 64-bit words; each word modulo
+    10000 is a candidate, kept unless already drawn, until ``n`` are kept. They are
+    returned in draw order.
+    """
+    validate_seed(master_seed)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= SEED_RANGE:
+        raise ValueError(f"n must be an integer from 1 to {SEED_RANGE}; got {n!r}")
+    rng = Stream(master_seed, 0, "master")
+    seeds: list[int] = []
+    while len(seeds) < n:
+        seed = rng.below(SEED_RANGE)
+        if seed not in seeds:
+            seeds.append(seed)
+    return tuple(seeds)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Everything random about one world, fixed before any model call.
+
+    ``changes`` are the pre-episode changes (L1, L2); ``schedule`` the L3 online
+    events, each applied after the action numbered ``step``.
+    """
+
+    seed: int
+    regime: str
+    size: int
+    g0: Grid
+    memory: tuple[MemoryEntry, ...]
+    changes: tuple[Change, ...] = ()
+    schedule: tuple[Event, ...] = ()
+    _initial: Grid = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_initial", apply_changes(self.g0, self.changes))
+
+    @property
+    def start(self) -> Pos:
+        return (0, 0)
+
+    @property
+    def goal(self) -> Pos:
+        return goal_pos(self.size)
+
+    @property
+    def id(self) -> str:
+        """``L2-s4810``: the regime and seed (and the size when it is not 8)."""
+        size = "" if self.size == DEFAULT_SIZE else f"-n{self.size}"
+        return f"{self.regime}{size}-s{self.seed}"
+
+    @property
+    def initial_grid(self) -> Grid:
+        """The grid when the episode starts: g0 with the pre-episode changes."""
+        return self._initial
+
+    def grid_after(self, step: int) -> Grid:
+        """The scheduled grid after ``step`` actions, with no run-time skips."""
+        grid = self._initial
+        for event in self.schedule:
+            if event.step <= step:
+                grid = apply_changes(grid, event.changes)
+        return grid
+
+    @property
+    def final_grid(self) -> Grid:
+        """The grid once every scheduled change has happened."""
+        return self.grid_after(len(self.schedule) and self.schedule[-1].step)
+
+    def stale_ids(self, grid: Grid) -> frozenset[str]:
+        """Paper Eq. 1: the entries whose remembered hazard differs from ``grid``'s."""
+        return frozenset(e.id for e in self.memory if e.cell.hazard != cell_at(grid, e.pos).hazard)
+
+    def stale_ratio(self, grid: Grid) -> float:
+        """|{p : grid[p] != g0[p]}| / n²."""
+        changed = sum(a != b for row0, row in zip(self.g0, grid, strict=True) for a, b in zip(row0, row, strict=True))
+        return changed / (self.size * self.size)
+
+    def entry(self, memory_id: str) -> MemoryEntry:
+        r, c = divmod(int(memory_id.removeprefix("mem_")), self.size)
+        return self.memory[r * self.size + c]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "seed": self.seed,
+            "regime": self.regime,
+            "size": self.size,
+            "g0": list(self.g0),
+            "changes": [c.to_dict() for c in self.changes],
+            "schedule": [e.to_dict() for e in self.schedule],
+            "memory": [m.to_dict() for m in self.memory],
+        }
+
+    def to_json(self) -> str:
+        """One canonical JSON line (sorted keys, no spaces): the data file format."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Instance:
+        def records(key: str) -> list[dict[str, object]]:
+            value = data.get(key, [])
+            if not isinstance(value, list):
+                raise ValueError(f"instance field {key!r} must be a list")
+            return value
+
+        g0 = data["g0"]
+        if not isinstance(g0, list):
+            raise ValueError("instance field 'g0' must be a list of row strings")
+        return cls(
+            seed=int(str(data["seed"])),
+            regime=validate_regime(data["regime"]),
+            size=int(str(data["size"])),
+            g0=tuple(str(row) for row in g0),
+            memory=tuple(MemoryEntry.from_dict(m) for m in records("memory")),
+            changes=tuple(Change.from_dict(c) for c in records("changes")),
+            schedule=tuple(Event.from_dict(e) for e in records("schedule")),
+        )
+
+
+def make_instance(seed: int, regime: str = "L2", size: int = DEFAULT_SIZE) -> Instance:
+    """The instance of (seed, regime, size).
+
+    g0 and the memory snapshot depend on (seed, size) only, so one seed shows the
+    same original world in every regime; the changes depend on the regime too.
+
+    Raises:
+        ValueError: for an unknown regime, a size below 4 or a seed that is not a
+            non-negative integer.
+    """
+    return _make_instance(validate_seed(seed), validate_regime(regime), validate_size(size))
+
+
+@lru_cache(maxsize=4096)
+def _make_instance(seed: int, regime: str, size: int) -> Instance:
+    g0 = generate_grid(size, HOLE_PROBABILITY, Stream(seed, size, "grid"))
+    memory = build_memory(g0, Stream(seed, size, "memory"))
+    changes: tuple[Change, ...] = ()
+    schedule: tuple[Event, ...] = ()
+    if regime == "L1":
+        changes = spot_changes(g0, Stream(seed, size, "L1"))
+    elif regime == "L2":
+        changes = cluster_changes(g0, Stream(seed, size, "L2"))
+    elif regime == "L3":
+        schedule = online_schedule(g0, Stream(seed, size, "L3"))
+    return Instance(seed=seed, regime=regime, size=size, g0=g0, memory=memory, changes=changes, schedule=schedule)
+
+
+def is_start_or_goal(instance: Instance, pos: Pos) -> bool:
+    return cell_at(instance.g0, pos) in (Cell.START, Cell.GOAL)

@@ -1,0 +1,115 @@
+"""The change regimes of SPEC §4: L1 spot, L2 cluster, L3 online, and ``none``."""
+
+from __future__ import annotations
+
+from ._grid import apply_changes, cell_at, flip, goal_pos, is_solvable
+from ._rng import Stream
+from ._types import Cell, Change, Event, Grid, Pos
+
+REGIMES = ("none", "L1", "L2", "L3")
+
+L1_COUNTS = (5, 6, 7)
+L2_COUNTS = (12, 13, 14, 15, 16)
+L2_RADIUS = 2
+L3_INTERVAL = 5
+L3_HORIZON = 50
+L3_FIRE_PROBABILITY = 0.7
+L3_FLIPS_PER_EVENT = 2
+MAX_REDRAWS = 1000
+
+
+def _interior(size: int) -> list[Pos]:
+    goal = goal_pos(size)
+    return [(r, c) for r in range(size) for c in range(size) if (r, c) not in ((0, 0), goal)]
+
+
+def _kind(rng: Stream) -> Cell:
+    """The type a change starts from: F for a thaw, H for a freeze, p=1/2 each."""
+    return Cell.FROZEN if rng.chance(0.5) else Cell.HOLE
+
+
+def spot_changes(g0: Grid, rng: Stream) -> tuple[Change, ...]:
+    """L1: k ~ U{5,6,7} changes at distinct cells anywhere, keeping an S→G path.
+
+    Each change picks thaw or freeze with p=1/2, then a uniform cell of the matching
+    type among the cells not yet changed (when none is left, the other type). A draw
+    that blocks every path is redrawn whole with the same k, so exactly k changes are
+    realized.
+    """
+    k = rng.choice(L1_COUNTS)
+    cells = _interior(len(g0))
+    for _ in range(MAX_REDRAWS):
+        changes: list[Change] = []
+        taken: set[Pos] = set()
+        for _ in range(k):
+            want = _kind(rng)
+            pool = [p for p in cells if p not in taken and cell_at(g0, p) is want]
+            if not pool:
+                pool = [p for p in cells if p not in taken]
+            pos = rng.choice(pool)
+            taken.add(pos)
+            changes.append(flip(g0, pos))
+        if is_solvable(apply_changes(g0, changes)):
+            return tuple(changes)
+    raise RuntimeError("L1: no solvable change set found")
+
+
+def cluster_changes(g0: Grid, rng: Stream) -> tuple[Change, ...]:
+    """L2: k ~ U{12..16} requested changes within Manhattan radius 2 of one centre.
+
+    The centre is uniform over non-S/G cells. Each request picks thaw or freeze with
+    p=1/2, then a uniform unchanged neighbourhood cell of the matching type; a request
+    with no such cell is dropped. When the result blocks every path, a new centre is
+    drawn and the k requests are made again.
+    """
+    k = rng.choice(L2_COUNTS)
+    cells = _interior(len(g0))
+    for _ in range(MAX_REDRAWS):
+        centre = rng.choice(cells)
+        hood = [p for p in cells if abs(p[0] - centre[0]) + abs(p[1] - centre[1]) <= L2_RADIUS]
+        changes: list[Change] = []
+        taken: set[Pos] = set()
+        for _ in range(k):
+            want = _kind(rng)
+            pool = [p for p in hood if p not in taken and cell_at(g0, p) is want]
+            if pool:
+                pos = rng.choice(pool)
+                taken.add(pos)
+                changes.append(flip(g0, pos))
+        if changes and is_solvable(apply_changes(g0, changes)):
+            return tuple(changes)
+    raise RuntimeError("L2: no solvable cluster found")
+
+
+def online_schedule(g0: Grid, rng: Stream) -> tuple[Event, ...]:
+    """L3: after actions 5, 10, ..., 45 an event fires with p=0.7 and flips 2 cells.
+
+    Every flip picks thaw or freeze with p=1/2, then a uniform non-S/G cell of the
+    matching *current* type (a cell changed earlier may flip back). The two cells of
+    an event are distinct. An event whose flips would block every path is redrawn.
+    """
+    grid = g0
+    cells = _interior(len(g0))
+    events: list[Event] = []
+    for step in range(L3_INTERVAL, L3_HORIZON, L3_INTERVAL):
+        if not rng.chance(L3_FIRE_PROBABILITY):
+            continue
+        for _ in range(MAX_REDRAWS):
+            changes: list[Change] = []
+            taken: set[Pos] = set()
+            for _ in range(L3_FLIPS_PER_EVENT):
+                want = _kind(rng)
+                pool = [p for p in cells if p not in taken and cell_at(grid, p) is want]
+                if not pool:
+                    pool = [p for p in cells if p not in taken]
+                pos = rng.choice(pool)
+                taken.add(pos)
+                changes.append(flip(grid, pos))
+            after = apply_changes(grid, changes)
+            if is_solvable(after):
+                grid = after
+                events.append(Event(step, tuple(changes)))
+                break
+        else:
+            raise RuntimeError("L3: no solvable event found")
+    return tuple(events)

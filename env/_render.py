@@ -1,0 +1,86 @@
+"""Observations of the live grid: the coordinate-labelled text listing and the PNG."""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from ._types import Grid, Pos
+
+CELL_PX = 48
+"""Pixels per cell: 384×384 at n=8; other sizes keep the cell and grow the image."""
+
+COLOURS = {
+    "F": (0xA8, 0xC8, 0xE8),
+    "H": (0x20, 0x20, 0x20),
+    "S": (0x2E, 0x8B, 0x57),
+    "G": (0xDA, 0xA5, 0x20),
+}
+AGENT_COLOUR = (0xFF, 0x00, 0x00)
+LINE_COLOUR = (0xFF, 0xFF, 0xFF)
+LABEL_ON_DARK = (0xFF, 0xFF, 0xFF)
+LABEL_ON_LIGHT = (0x00, 0x00, 0x00)
+
+
+def text_observation(grid: Grid, agent: Pos) -> str:
+    """The full grid, one ``Row r:`` line per row, then the agent and the goal.
+
+    The listing gives each cell's true type; the agent's position is stated on the
+    last line rather than drawn over its cell.
+    """
+    size = len(grid)
+    lines = [f"Row {r}: " + " ".join(f"({r},{c})={grid[r][c]}" for c in range(size)) for r in range(size)]
+    lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({size - 1},{size - 1}).")
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=1)
+def _font() -> ImageFont.ImageFont:
+    # Pillow's built-in bitmap font: no antialiasing and no FreeType, so the same
+    # pixels on every machine.
+    return ImageFont.load_default_imagefont()
+
+
+def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image.Image:
+    """The grid as an RGB image: coloured cells, coordinate labels, the agent triangle."""
+    size = len(grid)
+    side = size * cell_px
+    image = Image.new("RGB", (side, side), LINE_COLOUR)
+    draw = ImageDraw.Draw(image)
+    font = _font()
+    for r in range(size):
+        for c in range(size):
+            x0, y0 = c * cell_px, r * cell_px
+            draw.rectangle((x0, y0, x0 + cell_px - 1, y0 + cell_px - 1), fill=COLOURS[grid[r][c]])
+            label = LABEL_ON_DARK if grid[r][c] == "H" else LABEL_ON_LIGHT
+            draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=label, font=font)
+    for k in range(size + 1):
+        at = min(k * cell_px, side - 1)
+        draw.line((at, 0, at, side - 1), fill=LINE_COLOUR)
+        draw.line((0, at, side - 1, at), fill=LINE_COLOUR)
+    if agent is not None:
+        x0, y0 = agent[1] * cell_px, agent[0] * cell_px
+        u = cell_px / 48
+        triangle = [(x0 + 24 * u, y0 + 14 * u), (x0 + 11 * u, y0 + 38 * u), (x0 + 37 * u, y0 + 38 * u)]
+        draw.polygon([(round(x), round(y)) for x, y in triangle], fill=AGENT_COLOUR)
+    return image
+
+
+def render_rgb(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> np.ndarray:
+    """The rendering as a ``(side, side, 3)`` uint8 array (Gymnasium ``rgb_array``)."""
+    return np.asarray(render_image(grid, agent, cell_px), dtype=np.uint8)
+
+
+def render_png(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> bytes:
+    """The rendering as PNG bytes."""
+    buffer = io.BytesIO()
+    render_image(grid, agent, cell_px).save(buffer, format="PNG", optimize=False, compress_level=6)
+    return buffer.getvalue()
+
+
+def probe_pixel(pos: Pos, cell_px: int = CELL_PX) -> tuple[int, int]:
+    """A pixel (x, y) of a cell that no label, grid line or agent marker covers."""
+    return (pos[1] * cell_px + cell_px - 6, pos[0] * cell_px + cell_px - 6)
