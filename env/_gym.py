@@ -139,7 +139,7 @@ class DynamicFrozenLakeEnv(gym.Env[np.int64, np.int64]):
             self.applied_events.append((self.steps, tuple(applied)))
         return tuple(applied), tuple(skipped)
 
-    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
             return text_observation(self.grid, self.agent)
         if self.render_mode == "rgb_array":

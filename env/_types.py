@@ -71,7 +71,7 @@ class Change:
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Change:
-        return cls(int(str(data["row"])), int(str(data["col"])), Cell(data["before"]), Cell(data["after"]))
+        return cls(int(str(data["row"])), int(str(data["col"])), Cell(str(data["before"])), Cell(str(data["after"])))
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,8 @@ class Event:
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Event:
         changes = data["changes"]
-        assert isinstance(changes, list)
+        if not isinstance(changes, list):
+            raise ValueError("event field 'changes' must be a list")
         return cls(int(str(data["step"])), tuple(Change.from_dict(c) for c in changes))
 
 
@@ -133,7 +134,7 @@ class MemoryEntry:
             id=str(data["id"]),
             row=int(str(data["row"])),
             col=int(str(data["col"])),
-            cell=Cell(data["cell"]),
+            cell=Cell(str(data["cell"])),
             text=str(data["text"]),
             explored=bool(data["explored"]),
         )
