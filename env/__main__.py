@@ -13,7 +13,9 @@ from ._instance import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, default_seeds
 def _stats(args: argparse.Namespace) -> int:
     seeds = default_seeds(args.master_seed, args.n_seeds)
     size = validate_size(args.size)
-    print(f"Stale ratio over {len(seeds)} seeds (master seed {args.master_seed}, {size}x{size}); L3 after its last event")
+    print(
+        f"Stale ratio over {len(seeds)} seeds (master seed {args.master_seed}, {size}x{size}); L3 after its last event"
+    )
     print(f"{'regime':<7} {'ours mean ± std':<17} {'ours range':<17} {'paper mean ± std':<17} {'paper range'}")
     for regime in DATA_REGIMES:
         s = stale_ratio_stats(regime, seeds, size)

@@ -56,7 +56,7 @@ class DynamicFrozenLakeEnv(gym.Env[np.int64, np.int64]):
     (``ansi`` or ``rgb_array``).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (Gymnasium declares it so)
 
     def __init__(
         self,
@@ -96,7 +96,9 @@ class DynamicFrozenLakeEnv(gym.Env[np.int64, np.int64]):
             "skipped": [c.to_dict() for c in skipped],
         }
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.int64, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.int64, dict[str, Any]]:
         # The world is fixed by the instance; ``seed`` only seeds ``np_random``, which
         # nothing here draws from.
         super().reset(seed=seed)

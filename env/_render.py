@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 from ._types import Grid, Pos
 
 CELL_PX = 48
-"""Pixels per cell: 384×384 at n=8; other sizes keep the cell and grow the image."""
+"""Pixels per cell: 384 x 384 at n=8; other sizes keep the cell and grow the image."""
 
 COLOURS = {
     "F": (0xA8, 0xC8, 0xE8),

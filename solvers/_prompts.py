@@ -27,7 +27,9 @@ SELFVERIFY_MARKER = "[SpatialSTALE:selfverify]"
 NAVIGATE_MARKER = "[SpatialSTALE:navigate]"
 """First line of each system prompt: names the call kind in the transcript."""
 
-DEFAULT_AUDIT_PROMPT = AUDIT_MARKER + """
+DEFAULT_AUDIT_PROMPT = (
+    AUDIT_MARKER
+    + """
 You audit an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
 The grid may have changed since the memory was written: ice can thaw into holes and holes can freeze into ice.
@@ -36,21 +38,28 @@ or a DANGER claim about a cell that is now safe.
 For every memory entry you are given, answer whether it is stale, with a short reason.
 Answer with JSON only, one object per entry, in the order given:
 [{{"memory_id": "mem_000", "is_stale": false, "reason": "(0,0) is S in the current grid; the claim holds"}}]"""
+)
 
-DEFAULT_SELFVERIFY_PROMPT = SELFVERIFY_MARKER + """
+DEFAULT_SELFVERIFY_PROMPT = (
+    SELFVERIFY_MARKER
+    + """
 You check an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid before it navigates.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
 The grid may have changed since the memory was written: ice can thaw into holes and holes can freeze into ice.
 List every memory entry that is inconsistent with the current grid; those entries will be removed.
 Answer with JSON only: {{"inconsistent": ["mem_012", "mem_044"]}} (an empty list when all entries hold)."""
+)
 
-DEFAULT_NAVIGATE_PROMPT = NAVIGATE_MARKER + """
+DEFAULT_NAVIGATE_PROMPT = (
+    NAVIGATE_MARKER
+    + """
 You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
 Coordinates are (row,col), row 0 at the top. Actions: UP (row-1), DOWN (row+1), LEFT (col-1), RIGHT (col+1);
 a move off the grid leaves the agent in place. The episode also ends when the step budget runs out.
 The memory holds notes from earlier exploration of this grid.
 Choose exactly one action and answer with JSON only: {{"action": "RIGHT"}}"""
+)
 
 TEXT_OBSERVATION_HEADER = "Current grid:"
 IMAGE_OBSERVATION_HEADER = (
@@ -219,7 +228,9 @@ def _verdict_records(value: Any) -> list[tuple[str, Any, str]]:
             for key, item in value.items():
                 if isinstance(item, dict):
                     item_low = _lower_keys(item)
-                    records.append((str(key), item_low.get("is_stale", item_low.get("stale")), str(item_low.get("reason", ""))))
+                    records.append(
+                        (str(key), item_low.get("is_stale", item_low.get("stale")), str(item_low.get("reason", "")))
+                    )
                 else:
                     records.append((str(key), item, ""))
             return records
