@@ -1,1 +1,1 @@
-"""TODO"""
+"""The Inspect tasks: ``spatialstale/detection`` and ``spatialstale/navigation``."""

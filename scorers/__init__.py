@@ -1,1 +1,39 @@
-"""TODO"""
+"""Scorers and metrics: stale-entry F1 and episode outcomes."""
+
+from ._metrics import (
+    death_rate,
+    death_steps,
+    f1_mean,
+    f1_std,
+    micro_f1,
+    micro_precision,
+    micro_recall,
+    success_rate,
+    success_steps,
+    timeout_rate,
+    timeout_steps,
+)
+from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
+from ._scorers import claims_from_g0, episode_outcome, stale_f1
+
+__all__ = [
+    "Confusion",
+    "claims_from_g0",
+    "confusion",
+    "death_rate",
+    "death_steps",
+    "detection_breakdown",
+    "episode_outcome",
+    "f1_mean",
+    "f1_std",
+    "micro_f1",
+    "micro_precision",
+    "micro_recall",
+    "pooled",
+    "prf1",
+    "stale_f1",
+    "success_rate",
+    "success_steps",
+    "timeout_rate",
+    "timeout_steps",
+]

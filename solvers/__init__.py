@@ -1,1 +1,41 @@
-"""TODO"""
+"""Memory strategies as agent loops against the SpatialSTALE world."""
+
+from ._audit import AuditResult, batched_audit, n_batches, selfverify_audit
+from ._detection import DETECTION_STORE_KEY, detect, detection_windows
+from ._navigation import EPISODE_STORE_KEY, Episode, StepRecord, navigate, run_episode
+from ._prompts import (
+    DEFAULT_AUDIT_PROMPT,
+    DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_SELFVERIFY_PROMPT,
+    MODALITIES,
+    parse_action,
+    parse_audit,
+    parse_selfverify,
+)
+from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext, make_strategy
+
+__all__ = [
+    "DEFAULT_AUDIT_PROMPT",
+    "DEFAULT_NAVIGATE_PROMPT",
+    "DEFAULT_SELFVERIFY_PROMPT",
+    "DETECTION_STORE_KEY",
+    "EPISODE_STORE_KEY",
+    "MODALITIES",
+    "STRATEGIES",
+    "AuditResult",
+    "Episode",
+    "MemoryStrategy",
+    "StepRecord",
+    "StrategyContext",
+    "batched_audit",
+    "detect",
+    "detection_windows",
+    "make_strategy",
+    "n_batches",
+    "navigate",
+    "parse_action",
+    "parse_audit",
+    "parse_selfverify",
+    "run_episode",
+    "selfverify_audit",
+]

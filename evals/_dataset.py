@@ -1,0 +1,63 @@
+"""Samples: one per seed (detection) or per (seed, strategy) (navigation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.dataset import Sample
+
+from spatialstale.env import DEFAULT_SIZE, Instance, make_instance
+
+
+def instance_metadata(instance: Instance) -> dict[str, Any]:
+    """Enough of the instance to recompute every label from the log alone."""
+    final = instance.final_grid
+    return {
+        "seed": instance.seed,
+        "regime": instance.regime,
+        "size": instance.size,
+        "n_stale": len(instance.stale_ids(final)),
+        "stale_ratio": instance.stale_ratio(final),
+        "g0": list(instance.g0),
+        "changes": [c.to_dict() for c in instance.changes],
+        "schedule": [e.to_dict() for e in instance.schedule],
+        "explored": [m.id for m in instance.memory if m.explored],
+    }
+
+
+def _suffix(size: int) -> str:
+    return "" if size == DEFAULT_SIZE else f"-n{size}"
+
+
+def detection_samples(regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int) -> list[Sample]:
+    samples = []
+    for regime in regimes:
+        for seed in seeds:
+            instance = make_instance(seed, regime, size)
+            samples.append(
+                Sample(
+                    id=f"{regime}{_suffix(size)}-s{seed}",
+                    input=f"Audit the memory of SpatialSTALE instance {regime} seed {seed} ({modality}).",
+                    metadata={**instance_metadata(instance), "modality": modality, "batch_size": batch_size},
+                )
+            )
+    return samples
+
+
+def navigation_samples(
+    regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int, strategies: list[str]
+) -> list[Sample]:
+    samples = []
+    for regime in regimes:
+        for seed in seeds:
+            instance = make_instance(seed, regime, size)
+            meta = {**instance_metadata(instance), "modality": modality, "batch_size": batch_size}
+            for strategy in strategies:
+                samples.append(
+                    Sample(
+                        id=f"{regime}{_suffix(size)}-{strategy}-s{seed}",
+                        input=f"Navigate SpatialSTALE instance {regime} seed {seed} with {strategy} ({modality}).",
+                        metadata={**meta, "strategy": strategy},
+                    )
+                )
+    return samples

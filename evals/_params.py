@@ -1,0 +1,77 @@
+"""Validation of ``-T`` task parameters: one-line errors before any model call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spatialstale.env import REGIMES, default_seeds, validate_regime
+
+STUDY_REGIMES = tuple(r for r in REGIMES if r != "none")
+
+
+def as_list(value: object, name: str) -> list[str]:
+    """A list parameter given as a list, a tuple or a comma-separated string."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, list | tuple):
+        items = [str(v).strip() for v in value]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        items = [str(value)]
+    else:
+        raise ValueError(f"{name} must be a list or a comma-separated string; got {value!r}")
+    items = [v for v in items if v]
+    if not items:
+        raise ValueError(f"{name} must name at least one value; got {value!r}")
+    return items
+
+
+def choices(value: object, valid: Sequence[str], name: str) -> list[str]:
+    """Each named value, case-insensitive, canonical spelling, no duplicates."""
+    chosen: list[str] = []
+    for item in as_list(value, name):
+        match = next((v for v in valid if v.lower() == item.lower()), None)
+        if match is None:
+            raise ValueError(f"{name} must be one of {', '.join(valid)}; got {item!r}")
+        if match not in chosen:
+            chosen.append(match)
+    return chosen
+
+
+def choice(value: object, valid: Sequence[str], name: str) -> str:
+    if not isinstance(value, str) or "," in value:
+        raise ValueError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
+    return choices(value, valid, name)[0]
+
+
+def regimes(value: object) -> list[str]:
+    chosen = []
+    for item in as_list(value, "regime"):
+        try:
+            regime = validate_regime(item)
+        except ValueError:
+            raise ValueError(f"regime must be one of {', '.join(STUDY_REGIMES)} (or none); got {item!r}") from None
+        if regime not in chosen:
+            chosen.append(regime)
+    return chosen
+
+
+def integer(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer of at least {minimum}; got {value!r}")
+    return value
+
+
+def seed_list(seeds: object, n_seeds: object, master_seed: object) -> list[int]:
+    """Explicit ``seeds`` when given, else the first ``n_seeds`` derived from ``master_seed``."""
+    if seeds is None or seeds == "" or seeds == []:
+        n = integer(n_seeds, "n_seeds", 1)
+        return list(default_seeds(integer(master_seed, "master_seed", 0), n))
+    out: list[int] = []
+    for item in as_list(seeds, "seeds"):
+        seed = integer(item, "seeds", 0)
+        if seed in out:
+            raise ValueError(f"seeds must be distinct; {seed} appears twice")
+        out.append(seed)
+    return out

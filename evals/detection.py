@@ -1,0 +1,58 @@
+"""The detection task: audit a stale spatial memory against the current grid."""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset
+
+from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
+from spatialstale.evals._dataset import detection_samples
+from spatialstale.evals._params import choice, integer, regimes, seed_list
+from spatialstale.scorers import stale_f1
+from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, detect
+
+
+@task
+def detection(
+    regime: str | list[str] = "L2",
+    modality: str = "text",
+    batch_size: int = 10,
+    seeds: str | list[int] | None = None,
+    n_seeds: int = N_DEFAULT_SEEDS,
+    master_seed: int = MASTER_SEED,
+    size: int = DEFAULT_SIZE,
+    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+) -> Task:
+    """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
+
+    Every memory entry is judged stale or valid against the live grid, in batches of
+    ``batch_size`` entries (⌈n²/B⌉ calls per audit). L1/L2: one audit after the
+    pre-game changes; L3: one audit after each scheduled event, windows pooled per
+    seed. The audits use the ``auditor`` model role when given, else the model.
+
+    Args:
+        regime: L1, L2 or L3, or several (``L1,L2,L3``); metrics are grouped by regime.
+        modality: ``text`` (coordinate listing), ``vision`` (PNG) or ``both``.
+        batch_size: entries per audit call (the paper sweeps 1, 5, 10, 20).
+        seeds: explicit instance seeds (``-T seeds=4810,1734``); overrides n_seeds.
+        n_seeds: how many seeds to derive from ``master_seed`` (default 50).
+        master_seed: the master seed of the derivation (2024).
+        size: grid side n (8; 16 and 32 work).
+        audit_prompt: system prompt of each audit call (``{size}`` is filled in).
+
+    Example:
+        inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
+    """
+    regime_list = regimes(regime)
+    modality = choice(modality, MODALITIES, "modality")
+    batch_size = integer(batch_size, "batch_size", 1)
+    size = integer(size, "size", 4)
+    seed_values = seed_list(seeds, n_seeds, master_seed)
+    return Task(
+        dataset=MemoryDataset(
+            detection_samples(regime_list, seed_values, size, modality, batch_size), name="spatialstale-detection"
+        ),
+        solver=detect(modality=modality, batch_size=batch_size, audit_prompt=audit_prompt),
+        scorer=stale_f1(),
+        metadata={"regimes": regime_list, "modality": modality, "batch_size": batch_size, "size": size},
+    )

@@ -1,0 +1,97 @@
+"""The navigation task: reach the goal with raw, filtered, self-verified, oracle or no memory."""
+
+from __future__ import annotations
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset
+
+from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
+from spatialstale.evals._dataset import navigation_samples
+from spatialstale.evals._params import choice, choices, integer, regimes, seed_list
+from spatialstale.scorers import episode_outcome
+from spatialstale.solvers import (
+    DEFAULT_AUDIT_PROMPT,
+    DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_SELFVERIFY_PROMPT,
+    MODALITIES,
+    STRATEGIES,
+    navigate,
+)
+
+EPISODES = 5
+
+
+@task
+def navigation(
+    regime: str | list[str] = "L2",
+    modality: str = "text",
+    strategies: str | list[str] = tuple(STRATEGIES),  # type: ignore[assignment]
+    batch_size: int = 10,
+    seeds: str | list[int] | None = None,
+    n_seeds: int = N_DEFAULT_SEEDS,
+    master_seed: int = MASTER_SEED,
+    size: int = DEFAULT_SIZE,
+    max_steps: int = MAX_STEPS,
+    episodes: int = EPISODES,
+    navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
+    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
+) -> Task:
+    """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
+
+    Every strategy uses the same per-step navigator (one call a step: observation,
+    position, goal, remaining budget and the strategy's memory view); they differ
+    only in the view. One log holds the paired comparison over shared seeds; each
+    sample runs ``episodes`` epochs (the paper's 5 episodes per seed). Audits
+    (SelfVerify, OMCD) use the ``auditor`` model role when given, else the model.
+
+    Args:
+        regime: L1, L2 or L3, or several (``L1,L2,L3``).
+        modality: ``text``, ``vision`` or ``both``.
+        strategies: any of nomemory, nofilter, selfverify, omcd, oracle (default all).
+        batch_size: entries per OMCD audit call.
+        seeds: explicit instance seeds; overrides n_seeds.
+        n_seeds: how many seeds to derive from ``master_seed`` (default 50).
+        master_seed: the master seed of the derivation (2024).
+        size: grid side n (8; 16 and 32 work).
+        max_steps: the step budget of an episode (50).
+        episodes: epochs per sample (5); ``--epochs`` overrides it.
+        navigate_prompt: system prompt of each navigation step.
+        audit_prompt: system prompt of each OMCD audit call.
+        selfverify_prompt: system prompt of SelfVerify's check.
+
+    Example:
+        inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
+    """
+    regime_list = regimes(regime)
+    modality = choice(modality, MODALITIES, "modality")
+    strategy_list = choices(strategies, tuple(STRATEGIES), "strategies")
+    batch_size = integer(batch_size, "batch_size", 1)
+    size = integer(size, "size", 4)
+    max_steps = integer(max_steps, "max_steps", 1)
+    episodes = integer(episodes, "episodes", 1)
+    seed_values = seed_list(seeds, n_seeds, master_seed)
+    return Task(
+        dataset=MemoryDataset(
+            navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list),
+            name="spatialstale-navigation",
+        ),
+        solver=navigate(
+            modality=modality,
+            batch_size=batch_size,
+            max_steps=max_steps,
+            navigate_prompt=navigate_prompt,
+            audit_prompt=audit_prompt,
+            selfverify_prompt=selfverify_prompt,
+        ),
+        scorer=episode_outcome(),
+        epochs=Epochs(episodes),
+        metadata={
+            "regimes": regime_list,
+            "modality": modality,
+            "strategies": strategy_list,
+            "batch_size": batch_size,
+            "size": size,
+            "max_steps": max_steps,
+        },
+    )

@@ -1,0 +1,137 @@
+"""Metrics over the suite's dict-valued scores."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from inspect_ai.scorer import Metric, SampleScore, Value, metric
+
+
+def _values(scores: list[SampleScore], key: str) -> list[float]:
+    out = []
+    for s in scores:
+        value = s.score.value
+        if isinstance(value, dict) and isinstance(value.get(key), int | float):
+            number = float(value[key])
+            if not math.isnan(number):
+                out.append(number)
+    return out
+
+
+def _sum(scores: list[SampleScore], key: str) -> float:
+    return sum(_values(scores, key))
+
+
+@metric
+def f1_mean() -> Metric:
+    """The headline: the mean of per-seed F1."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        values = _values(scores, "f1")
+        return statistics.fmean(values) if values else math.nan
+
+    return compute
+
+
+@metric
+def f1_std() -> Metric:
+    """The sample standard deviation (ddof=1) of per-seed F1."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        values = _values(scores, "f1")
+        return statistics.stdev(values) if len(values) > 1 else 0.0
+
+    return compute
+
+
+def _micro(scores: list[SampleScore]) -> tuple[float, float, float]:
+    tp, fp, fn = (_sum(scores, k) for k in ("tp", "fp", "fn"))
+    precision = tp / (tp + fp) if tp + fp else (1.0 if fn == 0 else 0.0)
+    recall = tp / (tp + fn) if tp + fn else (1.0 if fp == 0 else 0.0)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+@metric
+def micro_precision() -> Metric:
+    """Precision of the confusion counts pooled over every sample."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _micro(scores)[0]
+
+    return compute
+
+
+@metric
+def micro_recall() -> Metric:
+    """Recall of the confusion counts pooled over every sample."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _micro(scores)[1]
+
+    return compute
+
+
+@metric
+def micro_f1() -> Metric:
+    """F1 of the confusion counts pooled over every sample."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _micro(scores)[2]
+
+    return compute
+
+
+def _rate(key: str) -> Metric:
+    def compute(scores: list[SampleScore]) -> Value:
+        values = _values(scores, key)
+        return statistics.fmean(values) if values else math.nan
+
+    return compute
+
+
+@metric
+def success_rate() -> Metric:
+    """Share of episodes that reached the goal."""
+    return _rate("success")
+
+
+@metric
+def death_rate() -> Metric:
+    """Share of episodes that ended in a hole."""
+    return _rate("death")
+
+
+@metric
+def timeout_rate() -> Metric:
+    """Share of episodes that ran out of steps."""
+    return _rate("timeout")
+
+
+def _steps(outcome: str) -> Metric:
+    # ``<outcome>_steps`` is the episode's steps when it ended that way, else 0; the
+    # ratio of sums stays the mean over episodes after the epochs' mean reduction.
+    def compute(scores: list[SampleScore]) -> Value:
+        episodes = _sum(scores, outcome)
+        return _sum(scores, f"{outcome}_steps") / episodes if episodes else math.nan
+
+    return compute
+
+
+@metric
+def success_steps() -> Metric:
+    """Mean steps of the successful episodes."""
+    return _steps("success")
+
+
+@metric
+def death_steps() -> Metric:
+    """Mean steps of the fatal episodes."""
+    return _steps("death")
+
+
+@metric
+def timeout_steps() -> Metric:
+    """Mean steps of the timed-out episodes."""
+    return _steps("timeout")

@@ -1,0 +1,130 @@
+"""Pure scoring functions over plain data; the Inspect scorers wrap these."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Entry-level confusion counts, stale being the positive class."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+
+    def __add__(self, other: Confusion) -> Confusion:
+        return Confusion(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn, self.tn + other.tn)
+
+    @property
+    def precision(self) -> float:
+        return _ratio(self.tp, self.tp + self.fp, self.fn == 0)
+
+    @property
+    def recall(self) -> float:
+        return _ratio(self.tp, self.tp + self.fn, self.fp == 0)
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def _ratio(num: int, den: int, clean: bool) -> float:
+    # 0/0 is a perfect score only when there was nothing to get wrong at all
+    # (no stale entry and no flag); otherwise it is 0.
+    if den == 0:
+        return 1.0 if clean else 0.0
+    return num / den
+
+
+def confusion(predicted: Iterable[str], truth: Iterable[str], universe: Iterable[str]) -> Confusion:
+    """Counts over ``universe`` for a predicted stale set against the true one.
+
+    Ids outside ``universe`` are ignored.
+    """
+    ids = set(universe)
+    p, t = set(predicted) & ids, set(truth) & ids
+    return Confusion(tp=len(p & t), fp=len(p - t), fn=len(t - p), tn=len(ids - p - t))
+
+
+def prf1(predicted: set[str], truth: set[str]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of a predicted stale set.
+
+    Empty-set rules: with nothing predicted and nothing stale all three are 1.0;
+    otherwise a 0/0 precision or recall is 0.0, and F1 is 0.0 when P + R is 0.
+    """
+    c = confusion(predicted, truth, predicted | truth)
+    return c.precision, c.recall, c.f1
+
+
+def pooled(confusions: Iterable[Confusion]) -> Confusion:
+    """The sum of confusion counts (a seed's L3 windows, or micro-averaging)."""
+    total = Confusion()
+    for c in confusions:
+        total = total + c
+    return total
+
+
+def detection_breakdown(windows: Sequence[Mapping[str, object]], claims: Mapping[str, str]) -> dict[str, object]:
+    """Everything a detection score reports, from the windows of one seed.
+
+    Each window holds ``flagged`` and ``truth`` (stale ids), ``unanswered``,
+    ``unknown_ids`` and ``unparseable``; ``claims`` maps every id to SAFE or DANGER.
+    A stale SAFE entry is a thaw (the cell became a hole), a stale DANGER entry a
+    freeze. Flag rates are split by claim x current truth (safe or hole).
+    """
+    universe = list(claims)
+    total = Confusion()
+    thaw = [0, 0]
+    freeze = [0, 0]
+    flags = {f"{claim}_{now}": [0, 0] for claim in ("SAFE", "DANGER") for now in ("safe", "hole")}
+    unanswered = unknown = unparseable = calls = 0
+    for window in windows:
+        flagged = set(_strings(window["flagged"]))
+        truth = set(_strings(window["truth"]))
+        total = total + confusion(flagged, truth, universe)
+        unanswered += len(_strings(window["unanswered"]))
+        unknown += len(_strings(window["unknown_ids"]))
+        unparseable += _int(window.get("unparseable", 0))
+        calls += _int(window.get("calls", 0))
+        for mid in universe:
+            claim = claims[mid]
+            stale = mid in truth
+            is_hole = (claim == "SAFE") == stale
+            cell = flags[f"{claim}_{'hole' if is_hole else 'safe'}"]
+            cell[1] += 1
+            cell[0] += mid in flagged
+            if stale:
+                counter = thaw if claim == "SAFE" else freeze
+                counter[1] += 1
+                counter[0] += mid in flagged
+    return {
+        "confusion": total,
+        "thaw": (thaw[0], thaw[1]),
+        "freeze": (freeze[0], freeze[1]),
+        "flags": {k: {"flagged": v[0], "total": v[1]} for k, v in flags.items()},
+        "unanswered": unanswered,
+        "unknown_ids": unknown,
+        "unparseable": unparseable,
+        "calls": calls,
+        "windows": len(windows),
+    }
+
+
+def rate(hits: int, total: int) -> float:
+    """hits / total, NaN when there is nothing to rate."""
+    return hits / total if total else math.nan
+
+
+def _strings(value: object) -> list[str]:
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"expected a list of ids, got {type(value).__name__}")
+    return [str(v) for v in value]
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float | str) else 0

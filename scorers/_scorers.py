@@ -1,0 +1,150 @@
+"""The detection and navigation scorers."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from inspect_ai.scorer import Metric, Score, Scorer, Target, grouped, scorer
+from inspect_ai.solver import TaskState
+
+from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY
+
+from ._metrics import (
+    death_rate,
+    death_steps,
+    f1_mean,
+    f1_std,
+    micro_f1,
+    micro_precision,
+    micro_recall,
+    success_rate,
+    success_steps,
+    timeout_rate,
+    timeout_steps,
+)
+from ._pure import Confusion, detection_breakdown, rate
+
+OUTCOMES = ("success", "death", "timeout")
+
+
+def by(metric: Metric, key: str, label: str) -> Metric:
+    """``metric`` per value of the sample metadata ``key``, named ``<label>_<group>``,
+    with the value over all samples named ``<label>``."""
+    return grouped(metric, key, name_template=f"{label}_{{group_name}}", all_label=label)
+
+
+def claims_from_g0(g0: list[str]) -> dict[str, str]:
+    """Each entry's claim: the memory snapshot records g0's type at every cell."""
+    n = len(g0)
+    return {f"mem_{r * n + c:03d}": ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
+
+
+def _record(state: TaskState, key: str) -> Any:
+    record = state.store.get(key)
+    if record is None:
+        # An infrastructure failure, not a model failure: the sample errors.
+        raise RuntimeError(f"no {key!r} record in the sample store; was the matching solver run?")
+    return record
+
+
+@scorer(
+    metrics=[
+        by(f1_mean(), "regime", "f1_mean"),
+        by(f1_std(), "regime", "f1_std"),
+        by(micro_precision(), "regime", "micro_precision"),
+        by(micro_recall(), "regime", "micro_recall"),
+        by(micro_f1(), "regime", "micro_f1"),
+    ]
+)
+def stale_f1() -> Scorer:
+    """Per-seed precision, recall and F1 of the stale flags (stale = positive class).
+
+    L3 sums a seed's windows before its F1. ``thaw_recall`` / ``freeze_recall`` are
+    NaN when the seed has no stale entry of that kind. The flag counts by claim x
+    current truth and the per-window verdicts are in the metadata.
+    """
+
+    async def score(state: TaskState, target: Target) -> Score:
+        windows = _record(state, DETECTION_STORE_KEY)
+        b = detection_breakdown(windows, claims_from_g0(state.metadata["g0"]))
+        c = cast(Confusion, b["confusion"])
+        thaw = cast(tuple[int, int], b["thaw"])
+        freeze = cast(tuple[int, int], b["freeze"])
+        value = {
+            "precision": c.precision,
+            "recall": c.recall,
+            "f1": c.f1,
+            "tp": c.tp,
+            "fp": c.fp,
+            "fn": c.fn,
+            "tn": c.tn,
+            "unanswered": b["unanswered"],
+            "unknown_ids": b["unknown_ids"],
+            "unparseable": b["unparseable"],
+            "thaw_recall": rate(*thaw),
+            "freeze_recall": rate(*freeze),
+            "calls": b["calls"],
+            "windows": b["windows"],
+        }
+        return Score(
+            value=cast(Any, value),
+            answer=f"F1 {c.f1:.3f} (P {c.precision:.3f}, R {c.recall:.3f})",
+            explanation=(
+                f"{b['windows']} window(s): tp={c.tp} fp={c.fp} fn={c.fn} tn={c.tn}; "
+                f"thaw {thaw[0]}/{thaw[1]}, freeze {freeze[0]}/{freeze[1]}; "
+                f"unparseable calls {b['unparseable']}, unanswered {b['unanswered']}, unknown ids {b['unknown_ids']}"
+            ),
+            metadata={
+                "flags": b["flags"],
+                "thaw": {"detected": thaw[0], "total": thaw[1]},
+                "freeze": {"detected": freeze[0], "total": freeze[1]},
+                "windows": windows,
+            },
+        )
+
+    return score
+
+
+@scorer(
+    metrics=[
+        by(success_rate(), "strategy", "success"),
+        by(death_rate(), "strategy", "death"),
+        by(timeout_rate(), "strategy", "timeout"),
+        by(success_steps(), "strategy", "steps_success"),
+        by(death_steps(), "strategy", "steps_death"),
+        by(timeout_steps(), "strategy", "steps_timeout"),
+    ]
+)
+def episode_outcome() -> Scorer:
+    """One episode's outcome: success, death or timeout, with steps and reward.
+
+    ``died_on_stale`` is 1 when the agent died on a cell whose stale SAFE claim was in
+    its memory view. The trajectory, every step and every audit are in the metadata.
+    """
+
+    async def score(state: TaskState, target: Target) -> Score:
+        episode = _record(state, EPISODE_STORE_KEY)
+        outcome = str(episode["outcome"])
+        steps = int(episode["steps"])
+        value: dict[str, float | int] = {key: int(outcome == key) for key in OUTCOMES}
+        value |= {
+            "steps": steps,
+            "reward": float(episode["reward"]),
+            "fallbacks": int(episode["fallbacks"]),
+            "died_on_stale": int(bool(episode["died_on_stale"])),
+        }
+        value |= {f"{key}_steps": steps if outcome == key else 0 for key in OUTCOMES}
+        died = episode["died_at"]
+        return Score(
+            value=cast(Any, value),
+            answer=outcome,
+            explanation=(
+                f"{outcome} after {steps} steps"
+                + (f" in the hole at {tuple(died)}" if died else "")
+                + (" (a stale SAFE claim about it was in the memory view)" if episode["died_on_stale"] else "")
+                + f"; {episode['fallbacks']} fallback(s)"
+            ),
+            metadata=episode,
+        )
+
+    return score

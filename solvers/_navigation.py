@@ -1,0 +1,257 @@
+"""The per-step navigator (SPEC §7) and the navigation solver."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inspect_ai.log import transcript
+from inspect_ai.model import Model, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import span
+
+from spatialstale.env import (
+    Action,
+    Cell,
+    DynamicFrozenLakeEnv,
+    Grid,
+    Instance,
+    MemoryEntry,
+    Pos,
+    cell_at,
+    greedy_action,
+    make_instance,
+)
+
+from ._audit import AuditResult
+from ._prompts import (
+    DEFAULT_AUDIT_PROMPT,
+    DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_SELFVERIFY_PROMPT,
+    navigate_messages,
+    parse_action,
+)
+from ._strategies import MemoryStrategy, StrategyContext, make_strategy
+
+EPISODE_STORE_KEY = "spatialstale:episode"
+ANSWER_EXCERPT = 300
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One action: where the agent stood, what it saw of memory and what it did."""
+
+    step: int
+    position: Pos
+    action: str
+    parsed: bool
+    answer: str
+    view_size: int | None
+    stale_in_view: tuple[str, ...]
+    new_position: Pos
+    cell: str
+    applied: tuple[Pos, ...] = ()
+    skipped: tuple[Pos, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "step": self.step,
+            "position": list(self.position),
+            "action": self.action,
+            "parsed": self.parsed,
+            "answer": self.answer,
+            "view_size": self.view_size,
+            "stale_in_view": list(self.stale_in_view),
+            "new_position": list(self.new_position),
+            "cell": self.cell,
+            "applied": [list(p) for p in self.applied],
+            "skipped": [list(p) for p in self.skipped],
+        }
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A finished episode: the outcome, the trajectory and what memory was shown."""
+
+    outcome: str
+    steps: int
+    reward: float
+    records: tuple[StepRecord, ...]
+    audits: tuple[AuditResult, ...]
+    died_at: Pos | None = None
+    stale_in_view_at_death: tuple[str, ...] = ()
+    died_on_stale: bool = False
+    final_grid: Grid = field(default=())
+
+    @property
+    def fallbacks(self) -> int:
+        return sum(not r.parsed for r in self.records)
+
+    @property
+    def trajectory(self) -> list[Pos]:
+        return [self.records[0].position, *(r.new_position for r in self.records)] if self.records else []
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "outcome": self.outcome,
+            "steps": self.steps,
+            "reward": self.reward,
+            "fallbacks": self.fallbacks,
+            "trajectory": [list(p) for p in self.trajectory],
+            "died_at": list(self.died_at) if self.died_at else None,
+            "stale_in_view_at_death": list(self.stale_in_view_at_death),
+            "died_on_stale": self.died_on_stale,
+            "audits": [a.to_dict() for a in self.audits],
+            "audit_calls": sum(a.calls for a in self.audits),
+            "audit_unparseable": sum(a.unparseable for a in self.audits),
+            "final_grid": list(self.final_grid),
+            "records": [r.to_dict() for r in self.records],
+        }
+
+
+async def choose_action(
+    navigator: Model,
+    view: tuple[MemoryEntry, ...] | None,
+    env: DynamicFrozenLakeEnv,
+    *,
+    modality: str,
+    prompt: str,
+) -> tuple[Action, bool, str]:
+    """One navigator call. An unparseable answer falls back to a greedy step."""
+    instance = env.instance
+    messages = navigate_messages(
+        view,
+        env.grid,
+        env.agent,
+        instance.goal,
+        env.max_steps - env.steps,
+        modality,
+        prompt,
+        instance.size,
+    )
+    output = await navigator.generate(messages)
+    action = parse_action(output.completion)
+    if action is None:
+        return greedy_action(env.agent, instance.goal), False, output.completion
+    return action, True, output.completion
+
+
+def _step_table(record: StepRecord) -> str:
+    view = "none" if record.view_size is None else str(record.view_size)
+    how = "parsed" if record.parsed else "**fallback** (greedy)"
+    rows = [
+        "| step | position | action | answer | memory view | stale in view | now at |",
+        "|---|---|---|---|---|---|---|",
+        f"| {record.step} | {record.position} | {record.action} | {how} | {view} | "
+        f"{', '.join(record.stale_in_view) or '-'} | {record.new_position} = {record.cell} |",
+    ]
+    if record.applied or record.skipped:
+        rows.append("")
+        rows.append(f"World changed after this step at {list(record.applied)}; skipped flips: {list(record.skipped)}")
+    return "\n".join(rows)
+
+
+async def run_episode(
+    env: DynamicFrozenLakeEnv,
+    strategy: MemoryStrategy,
+    navigator: Model,
+    *,
+    modality: str,
+    prompt: str,
+) -> Episode:
+    """Step the agent until it dies, reaches the goal or runs out of steps."""
+    instance: Instance = env.instance
+    env.reset()
+    records: list[StepRecord] = []
+    reward = 0.0
+    terminated = truncated = False
+    view: tuple[MemoryEntry, ...] | None = None
+    while not (terminated or truncated):
+        step = env.steps + 1
+        async with span(f"step {step}", type="step"):
+            view = await strategy.view(env.steps, env.grid, env.agent)
+            stale = instance.stale_ids(env.grid)
+            stale_in_view = tuple(e.id for e in view or () if e.id in stale)
+            position = env.agent
+            action, parsed, answer = await choose_action(navigator, view, env, modality=modality, prompt=prompt)
+            _, r, terminated, truncated, info = env.step(int(action))
+            reward = float(r)
+            record = StepRecord(
+                step=step,
+                position=position,
+                action=action.name,
+                parsed=parsed,
+                answer=answer[:ANSWER_EXCERPT],
+                view_size=None if view is None else len(view),
+                stale_in_view=stale_in_view,
+                new_position=env.agent,
+                cell=cell_at(env.grid, env.agent).value,
+                applied=tuple((c["row"], c["col"]) for c in info["applied"]),
+                skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
+            )
+            records.append(record)
+            transcript().info(_step_table(record), source="navigation")
+    died = terminated and cell_at(env.grid, env.agent) is Cell.HOLE
+    outcome = "death" if died else "success" if terminated else "timeout"
+    death_entry = instance.entry(f"mem_{env.agent[0] * instance.size + env.agent[1]:03d}") if died else None
+    return Episode(
+        outcome=outcome,
+        steps=env.steps,
+        reward=reward,
+        records=tuple(records),
+        audits=tuple(strategy.audits),
+        died_at=env.agent if died else None,
+        stale_in_view_at_death=records[-1].stale_in_view if died else (),
+        died_on_stale=bool(
+            died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (view or ())
+        ),
+        final_grid=env.grid,
+    )
+
+
+def instance_of(state: TaskState) -> Instance:
+    """The sample's instance, rebuilt from its metadata (a pure function of it)."""
+    meta = state.metadata
+    return make_instance(int(meta["seed"]), str(meta["regime"]), int(meta["size"]))
+
+
+@solver
+def navigate(
+    *,
+    modality: str = "text",
+    batch_size: int = 10,
+    max_steps: int = 50,
+    navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
+    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
+    audit_model_role: str = "auditor",
+) -> Solver:
+    """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
+
+    Args:
+        modality: ``text``, ``vision`` or ``both``: how the live grid is shown.
+        batch_size: entries per audit call (OMCD).
+        max_steps: the step budget; the episode times out after it.
+        navigate_prompt: system prompt of every navigation step.
+        audit_prompt: system prompt of every audit batch (OMCD).
+        selfverify_prompt: system prompt of SelfVerify's single check.
+        audit_model_role: model role of the audits; the navigator's model when unbound.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        instance = instance_of(state)
+        context = StrategyContext(
+            instance=instance,
+            auditor=get_model(role=audit_model_role),
+            modality=modality,
+            batch_size=batch_size,
+            audit_prompt=audit_prompt,
+            selfverify_prompt=selfverify_prompt,
+        )
+        strategy = make_strategy(str(state.metadata["strategy"]), context)
+        env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
+        episode = await run_episode(env, strategy, get_model(), modality=modality, prompt=navigate_prompt)
+        state.store.set(EPISODE_STORE_KEY, episode.to_dict())
+        state.output.completion = f"{episode.outcome} after {episode.steps} steps"
+        return state
+
+    return solve

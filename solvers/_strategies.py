@@ -1,0 +1,142 @@
+"""Memory strategies: what each navigator is shown of its memory, step by step.
+
+A strategy is a small object the navigation loop asks for the memory view before
+every step, ``await strategy.view(step, grid, agent)``; it is not a branch inside
+the loop. ``STRATEGIES`` maps each name to its class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from inspect_ai.model import Model
+
+from spatialstale.env import Grid, Instance, MemoryEntry, Pos
+
+from ._audit import AuditResult, batched_audit, selfverify_audit
+
+
+@dataclass(frozen=True)
+class StrategyContext:
+    """What a strategy may use: the instance, the auditor model and audit settings."""
+
+    instance: Instance
+    auditor: Model
+    modality: str
+    batch_size: int
+    audit_prompt: str
+    selfverify_prompt: str
+
+
+class MemoryStrategy(Protocol):
+    name: ClassVar[str]
+    audits: list[AuditResult]
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        """The memory shown before action ``step + 1``; None shows no memory section."""
+        ...
+
+
+class _Strategy:
+    name: ClassVar[str]
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        raise NotImplementedError
+
+    def __init__(self, context: StrategyContext) -> None:
+        self.context = context
+        self.audits: list[AuditResult] = []
+
+    @property
+    def memory(self) -> tuple[MemoryEntry, ...]:
+        return self.context.instance.memory
+
+
+class NoMemory(_Strategy):
+    """The memoryless control: the prompt holds no memory at all."""
+
+    name = "nomemory"
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        return None
+
+
+class NoFilter(_Strategy):
+    """All n² original entries, unchanged, even where they contradict the grid."""
+
+    name = "nofilter"
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        return self.memory
+
+
+class SelfVerify(_Strategy):
+    """One pre-navigation call with the whole store; never re-audited."""
+
+    name = "selfverify"
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        if not self.audits:
+            c = self.context
+            self.audits.append(
+                await selfverify_audit(
+                    c.auditor, self.memory, grid, agent, modality=c.modality, prompt=c.selfverify_prompt
+                )
+            )
+        flagged = self.audits[-1].flagged
+        return tuple(e for e in self.memory if e.id not in flagged)
+
+
+class OMCD(_Strategy):
+    """The batched audit before navigation, and again after every realized change.
+
+    The grid of the latest audit is kept; at a decision point where the live grid
+    differs from it (under L3, the first step after a realized event) the whole store
+    is audited again and the view is rebuilt from these latest judgments.
+    """
+
+    name = "omcd"
+
+    def __init__(self, context: StrategyContext) -> None:
+        super().__init__(context)
+        self.audited_grid: Grid | None = None
+
+    async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
+        c = self.context
+        return await batched_audit(
+            c.auditor,
+            self.memory,
+            grid,
+            agent,
+            modality=c.modality,
+            batch_size=c.batch_size,
+            prompt=c.audit_prompt,
+            step=step,
+        )
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        if grid != self.audited_grid:
+            self.audits.append(await self.judge(step, grid, agent))
+            self.audited_grid = grid
+        flagged = self.audits[-1].flagged
+        return tuple(e for e in self.memory if e.id not in flagged)
+
+
+class Oracle(OMCD):
+    """OMCD's filter fed the ground-truth stale labels; it makes no model call."""
+
+    name = "oracle"
+
+    async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
+        return AuditResult(step=step, flagged=self.context.instance.stale_ids(grid), calls=0)
+
+
+STRATEGIES: dict[str, type[_Strategy]] = {s.name: s for s in (NoMemory, NoFilter, SelfVerify, OMCD, Oracle)}
+"""Every strategy by name, in the paper's order."""
+
+
+def make_strategy(name: str, context: StrategyContext) -> MemoryStrategy:
+    if name not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {name!r}")
+    return STRATEGIES[name](context)
