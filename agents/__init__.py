@@ -1,1 +1,9 @@
-"""TODO"""
+"""Reference agents for SpatialSTALE, served as the Inspect model provider ``spatialstale``.
+
+Importing this package registers the provider, so ``--model spatialstale/observer``
+(or ``credulous``, ``random``) works in ``inspect eval``.
+"""
+
+from ._provider import ReferenceAgentAPI
+
+__all__ = ["ReferenceAgentAPI"]

@@ -1,0 +1,248 @@
+"""Reading a SpatialSTALE prompt the way a model must: from its text and its pixels.
+
+Everything an agent knows comes from here: the call kind (the marker on the system
+prompt's first line), the memory entries listed in the prompt, the observed grid (the
+``(r,c)=X`` listing, or the PNG when only an image is given), the agent's position and
+the goal. Nothing reads the instance behind the prompt.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
+from PIL import Image, UnidentifiedImageError
+
+from spatialstale.env import CELL_PX, COLOURS, Grid, Pos, probe_pixel
+from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
+
+MAX_SIZE = 256
+"""Largest grid side a prompt is read as; bigger coordinates are ignored."""
+
+UNKNOWN_CELL = "?"
+"""A cell the prompt gives no reading of; planners treat it as walkable."""
+
+AGENT_RED = (0xFF, 0x00, 0x00)
+_RED_TOLERANCE = 60
+
+_MEMORY_LINE = re.compile(r"\[(mem_\d+)\]\s*(SAFE|DANGER)\s+at\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
+_CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHG])\b")
+_POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
+_AGENT_AT = re.compile(r"\bAgent at\s*\((\d+)\s*,\s*(\d+)\)")
+_GOAL = re.compile(r"\bGoal(?: at|:)\s*\((\d+)\s*,\s*(\d+)\)")
+_SIZE = re.compile(r"\bgrid of (\d+)\s*x\s*(\d+) cells")
+
+
+class CallKind(StrEnum):
+    """The three kinds of call the suite makes, named by the system prompt's marker."""
+
+    AUDIT = "audit"
+    SELFVERIFY = "selfverify"
+    NAVIGATE = "navigate"
+
+
+_MARKERS = {AUDIT_MARKER: CallKind.AUDIT, SELFVERIFY_MARKER: CallKind.SELFVERIFY, NAVIGATE_MARKER: CallKind.NAVIGATE}
+
+
+@dataclass(frozen=True)
+class MemoryClaim:
+    """One ``[mem_xxx] SAFE|DANGER at (r,c): ...`` line as read from a prompt."""
+
+    id: str
+    claim: str
+    """``"SAFE"`` or ``"DANGER"``."""
+    pos: Pos
+
+    @property
+    def hazard(self) -> int:
+        return 1 if self.claim == "DANGER" else 0
+
+
+@dataclass(frozen=True)
+class Perception:
+    """What a prompt shows. ``grid`` holds ``?`` for cells it does not show."""
+
+    kind: CallKind | None
+    memory: tuple[MemoryClaim, ...]
+    grid: Grid | None
+    agent: Pos | None
+    goal: Pos | None
+    source: str
+    """Where the grid was read from: ``text``, ``image`` or ``none``."""
+    problem: str | None = None
+    """Why the observation could not be read, when it could not."""
+
+    @property
+    def size(self) -> int:
+        return len(self.grid) if self.grid else 0
+
+    def cell(self, pos: Pos) -> str:
+        if self.grid is None or not (0 <= pos[0] < self.size and 0 <= pos[1] < self.size):
+            return UNKNOWN_CELL
+        return self.grid[pos[0]][pos[1]]
+
+
+def _texts_and_images(messages: Sequence[ChatMessage]) -> tuple[list[str], list[str]]:
+    texts: list[str] = []
+    images: list[str] = []
+    for message in messages:
+        if isinstance(message.content, str):
+            texts.append(message.content)
+            continue
+        for part in message.content:
+            if isinstance(part, ContentText):
+                texts.append(part.text)
+            elif isinstance(part, ContentImage):
+                images.append(part.image)
+    return texts, images
+
+
+def call_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
+    """The kind named by the first marker line of a system prompt, if any."""
+    for message in messages:
+        if isinstance(message, ChatMessageSystem):
+            first = message.text.lstrip().split("\n", 1)[0].strip()
+            if first in _MARKERS:
+                return _MARKERS[first]
+    return None
+
+
+def read_memory(text: str) -> tuple[MemoryClaim, ...]:
+    """The memory entries listed in ``text``, in order, each id once."""
+    seen: dict[str, MemoryClaim] = {}
+    for match in _MEMORY_LINE.finditer(text):
+        mid = match.group(1).lower()
+        if mid not in seen:
+            pos = (int(match.group(3)), int(match.group(4)))
+            seen[mid] = MemoryClaim(mid, match.group(2).upper(), pos)
+    return tuple(seen.values())
+
+
+def read_text_grid(text: str) -> Grid | None:
+    """The grid of a ``(r,c)=X`` listing; the last reading of a cell wins.
+
+    The size is the largest coordinate seen plus one; cells the listing leaves out
+    are ``?``. None when the text holds no cell token.
+    """
+    cells = {
+        (r, c): m.group(3)
+        for m in _CELL_TOKEN.finditer(text)
+        if (r := int(m.group(1))) < MAX_SIZE and (c := int(m.group(2))) < MAX_SIZE
+    }
+    if not cells:
+        return None
+    size = 1 + max(max(r, c) for r, c in cells)
+    return tuple("".join(cells.get((r, c), UNKNOWN_CELL) for c in range(size)) for r in range(size))
+
+
+def decode_image(image: str) -> Image.Image | None:
+    """The RGB image of a base64 data URI (or of a local file path), or None."""
+    try:
+        if image.startswith("data:"):
+            _, _, payload = image.partition(",")
+            raw = base64.b64decode(payload, validate=False)
+            return Image.open(io.BytesIO(raw)).convert("RGB")
+        path = Path(image)
+        if path.is_file():
+            return Image.open(path).convert("RGB")
+    except (binascii.Error, UnidentifiedImageError, OSError, ValueError):
+        return None
+    return None
+
+
+def _nearest_cell(pixel: tuple[int, int, int]) -> str:
+    return min(COLOURS, key=lambda name: sum((a - b) ** 2 for a, b in zip(COLOURS[name], pixel, strict=True)))
+
+
+def read_image_grid(image: Image.Image, size_hint: int | None = None) -> tuple[Grid, Pos | None] | None:
+    """The grid and the agent's cell read from a rendering's pixels, or None.
+
+    The grid size is the image width over ``CELL_PX`` (the renderer keeps the cell
+    size and grows the image); an image whose width is not a multiple of it is read
+    with ``size_hint`` cells per side when that divides the width. Each cell's type
+    is the colour nearest its probe pixel; the agent is the cell holding most of the
+    red triangle.
+    """
+    width, height = image.size
+    if width != height or width == 0 or width > MAX_SIZE * CELL_PX:
+        return None
+    if width % CELL_PX == 0:
+        size, cell_px = width // CELL_PX, CELL_PX
+    elif size_hint and width % size_hint == 0:
+        size, cell_px = size_hint, width // size_hint
+    else:
+        return None
+    rgb = image.load()
+    if rgb is None:
+        return None
+    rows = []
+    for r in range(size):
+        row = []
+        for c in range(size):
+            value = rgb[probe_pixel((r, c), cell_px)]
+            if not isinstance(value, tuple):
+                return None
+            row.append(_nearest_cell((int(value[0]), int(value[1]), int(value[2]))))
+        rows.append("".join(row))
+    return tuple(rows), _find_agent(image, size, cell_px)
+
+
+def _find_agent(image: Image.Image, size: int, cell_px: int) -> Pos | None:
+    pixels = np.asarray(image, dtype=np.int16)[: size * cell_px, : size * cell_px, :3]
+    red = np.all(np.abs(pixels - np.array(AGENT_RED, dtype=np.int16)) <= _RED_TOLERANCE, axis=2)
+    if not red.any():
+        return None
+    votes = red.reshape(size, cell_px, size, cell_px).sum(axis=(1, 3))
+    r, c = np.unravel_index(int(np.argmax(votes)), votes.shape)
+    return (int(r), int(c))
+
+
+def _last_pos(pattern: re.Pattern[str], text: str) -> Pos | None:
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return None
+    return (int(matches[-1].group(1)), int(matches[-1].group(2)))
+
+
+def perceive(messages: Sequence[ChatMessage]) -> Perception:
+    """Everything the prompt shows: call kind, memory, grid, agent position, goal.
+
+    The text listing is exact, so it wins over the image when both are given. The
+    agent's position comes from the navigation prompt's ``Position:`` line, else the
+    listing's ``Agent at`` line, else the red triangle.
+    """
+    texts, images = _texts_and_images(messages)
+    text = "\n".join(texts)
+    kind = call_kind(messages)
+    memory = read_memory(text)
+    size_match = _SIZE.search(text)
+    size_hint = int(size_match.group(1)) if size_match else None
+
+    grid = read_text_grid(text)
+    source = "text" if grid is not None else "none"
+    seen_agent: Pos | None = None
+    problem: str | None = None
+    if grid is None and images:
+        decoded = decode_image(images[-1])
+        read = read_image_grid(decoded, size_hint) if decoded is not None else None
+        if read is None:
+            problem = "the grid image could not be read"
+        else:
+            grid, seen_agent = read
+            source = "image"
+    elif grid is None:
+        problem = "the prompt shows no grid"
+
+    agent = _last_pos(_POSITION, text) or _last_pos(_AGENT_AT, text) or seen_agent
+    goal = _last_pos(_GOAL, text)
+    if goal is None and grid is not None:
+        goal = (len(grid) - 1, len(grid) - 1)
+    return Perception(kind=kind, memory=memory, grid=grid, agent=agent, goal=goal, source=source, problem=problem)

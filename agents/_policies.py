@@ -1,0 +1,173 @@
+"""The reference agents' decisions: what each one answers to a perceived prompt.
+
+- ``observer`` believes the observation: it flags exactly the entries whose claim
+  disagrees with the observed cell and walks a shortest hole-free path.
+- ``credulous`` believes memory where memory and observation disagree: it flags
+  nothing and walks a shortest path on the remembered map.
+- ``random`` is the chance baseline: uniform actions, each entry flagged with p=1/2.
+
+Answers are the JSON the suite's prompts ask for; a prompt an agent cannot read gets
+a short plain-text answer saying so, which the tasks count as unparseable.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spatialstale.env import Action, Grid, Pos, greedy_action, move, shortest_path
+
+from ._perception import UNKNOWN_CELL, CallKind, MemoryClaim, Perception
+
+Verdict = tuple[MemoryClaim, bool, str]
+"""An entry, whether it is judged stale, and why."""
+
+ACTION_ORDER = (Action.DOWN, Action.RIGHT, Action.UP, Action.LEFT)
+"""Tie-breaking order among moves (the order ``shortest_path`` expands in)."""
+
+
+def not_understood(why: str) -> str:
+    """The plain-text answer to a prompt an agent cannot act on."""
+    return f"I cannot answer this prompt: {why}."
+
+
+def _hazard(cell: str) -> int | None:
+    return None if cell == UNKNOWN_CELL else int(cell == "H")
+
+
+def believed_grid(seen: Perception, *, trust_memory: bool) -> Grid | None:
+    """The map an agent plans on: the observation, overridden by memory if it trusts it.
+
+    A trusted SAFE entry makes its cell walkable (an observed hole becomes ice); a
+    trusted DANGER entry makes it a hole.
+    """
+    if seen.grid is None or not trust_memory:
+        return seen.grid
+    rows = [list(row) for row in seen.grid]
+    for entry in seen.memory:
+        r, c = entry.pos
+        if not (0 <= r < seen.size and 0 <= c < seen.size):
+            continue
+        if entry.claim == "DANGER":
+            rows[r][c] = "H"
+        elif rows[r][c] in ("H", UNKNOWN_CELL):
+            rows[r][c] = "F"
+    return tuple("".join(row) for row in rows)
+
+
+def judge(entries: Sequence[MemoryClaim], grid: Grid) -> list[Verdict]:
+    """Each entry is stale when its claimed hazard differs from the cell's in ``grid``."""
+    size = len(grid)
+    verdicts: list[Verdict] = []
+    for entry in entries:
+        r, c = entry.pos
+        cell = grid[r][c] if 0 <= r < size and 0 <= c < size else UNKNOWN_CELL
+        hazard = _hazard(cell)
+        where = f"({r},{c})"
+        if hazard is None:
+            verdicts.append((entry, False, f"{where} is not visible in the current grid; keeping the claim"))
+        elif hazard != entry.hazard:
+            verdicts.append((entry, True, f"{where} is {cell} in the current grid; the {entry.claim} claim is stale"))
+        else:
+            verdicts.append((entry, False, f"{where} is {cell} in the current grid; the {entry.claim} claim holds"))
+    return verdicts
+
+
+def audit_answer(verdicts: Sequence[Verdict]) -> str:
+    """The JSON array the audit prompt asks for, in the order the entries were given."""
+    return json.dumps([{"memory_id": e.id, "is_stale": stale, "reason": why} for e, stale, why in verdicts])
+
+
+def selfverify_answer(ids: Sequence[str]) -> str:
+    """The JSON object the SelfVerify prompt asks for."""
+    return json.dumps({"inconsistent": list(ids)})
+
+
+def action_answer(action: Action) -> str:
+    """The JSON object the navigation prompt asks for."""
+    return json.dumps({"action": action.name})
+
+
+def _manhattan(a: Pos, b: Pos) -> int:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1])
+
+
+def plan_action(grid: Grid, agent: Pos, goal: Pos) -> Action:
+    """The first move of a shortest hole-free path from ``agent`` to ``goal``.
+
+    With no such path: the move onto the non-hole neighbour closest to the goal; when
+    holes surround the agent, a move into the border (which stays in place); and only
+    when none exists, the greedy step toward the goal.
+    """
+    size = len(grid)
+    path = shortest_path(grid, agent, goal)
+    if path is not None and len(path) >= 2:
+        step = (path[1][0] - agent[0], path[1][1] - agent[1])
+        for action in ACTION_ORDER:
+            if action.delta == step:
+                return action
+    options = []
+    for rank, action in enumerate(ACTION_ORDER):
+        nxt = move(agent, action, size)
+        if nxt != agent and grid[nxt[0]][nxt[1]] != "H":
+            options.append((_manhattan(nxt, goal), rank, action))
+    if options:
+        return min(options)[2]
+    for action in ACTION_ORDER:
+        if move(agent, action, size) == agent:
+            return action
+    return greedy_action(agent, goal)
+
+
+@dataclass(frozen=True)
+class BeliefAgent:
+    """An agent that audits and plans on one believed map.
+
+    ``trust_memory=False`` is the observer; ``True`` is the credulous agent, whose
+    believed map agrees with every memory entry and so never flags one.
+    """
+
+    trust_memory: bool
+
+    def answer(self, seen: Perception, rng: random.Random) -> str:
+        if seen.kind is None:
+            return not_understood("it is not a SpatialSTALE audit, self-check or navigation prompt")
+        grid = believed_grid(seen, trust_memory=self.trust_memory)
+        if grid is None:
+            return not_understood(seen.problem or "the prompt shows no grid")
+        if seen.kind is CallKind.AUDIT:
+            return audit_answer(judge(seen.memory, grid))
+        if seen.kind is CallKind.SELFVERIFY:
+            return selfverify_answer([entry.id for entry, stale, _ in judge(seen.memory, grid) if stale])
+        if seen.agent is None or seen.goal is None:
+            return not_understood("the prompt gives no agent position")
+        if not (0 <= seen.agent[0] < len(grid) and 0 <= seen.agent[1] < len(grid)):
+            return not_understood(f"the position {seen.agent} lies outside the grid")
+        return action_answer(plan_action(grid, seen.agent, seen.goal))
+
+
+@dataclass(frozen=True)
+class RandomAgent:
+    """Uniform random actions; each entry flagged stale with probability 1/2."""
+
+    def answer(self, seen: Perception, rng: random.Random) -> str:
+        if seen.kind is None:
+            return not_understood("it is not a SpatialSTALE audit, self-check or navigation prompt")
+        if seen.kind is CallKind.NAVIGATE:
+            return action_answer(rng.choice(ACTION_ORDER))
+        flags = [(entry, rng.random() < 0.5) for entry in seen.memory]
+        if seen.kind is CallKind.AUDIT:
+            return audit_answer([(e, stale, "a coin flip") for e, stale in flags])
+        return selfverify_answer([e.id for e, stale in flags if stale])
+
+
+Policy = BeliefAgent | RandomAgent
+
+AGENTS: dict[str, Policy] = {
+    "observer": BeliefAgent(trust_memory=False),
+    "credulous": BeliefAgent(trust_memory=True),
+    "random": RandomAgent(),
+}
+"""The reference agents by model name: ``spatialstale/<name>``."""

@@ -1,0 +1,120 @@
+"""The reference agents as an Inspect model provider: ``--model spatialstale/<agent>``.
+
+The provider answers the suite's real prompts offline, with no API key and no GPU:
+
+    inspect eval spatialstale/detection --model spatialstale/observer -T n_seeds=3
+
+Model names: ``observer``, ``credulous``, ``random`` (see ``_policies``). Every
+output carries an estimated token usage, so Inspect never needs a tokenizer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ContentAudio,
+    ContentDocument,
+    ContentImage,
+    ContentVideo,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from ._perception import perceive
+from ._policies import AGENTS
+
+CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 255
+"""Fixed estimate per image: what a 384 px image costs at OpenAI's high detail."""
+
+
+def estimate_text_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _prompt_digest(messages: list[ChatMessage]) -> bytes:
+    digest = hashlib.sha256()
+    for message in messages:
+        digest.update(f"\x00{message.role}\x00{message.text}".encode())
+        if not isinstance(message.content, str):
+            for part in message.content:
+                if isinstance(part, ContentImage):
+                    digest.update(part.image.encode())
+    return digest.digest()
+
+
+def answer_rng(seed: int | None, messages: list[ChatMessage]) -> random.Random:
+    """The random agent's generator: a function of (seed, prompt), or fresh when unseeded."""
+    if seed is None:
+        return random.Random()
+    material = hashlib.sha256(seed.to_bytes(16, "big", signed=True) + _prompt_digest(messages)).digest()
+    return random.Random(int.from_bytes(material[:8], "big"))
+
+
+def _usage(messages: list[ChatMessage], answer: str) -> ModelUsage:
+    input_tokens = 0
+    for message in messages:
+        input_tokens += estimate_text_tokens(message.text)
+        if not isinstance(message.content, str):
+            input_tokens += IMAGE_TOKENS * sum(isinstance(part, ContentImage) for part in message.content)
+    output_tokens = estimate_text_tokens(answer)
+    return ModelUsage(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
+
+
+class ReferenceAgentAPI(ModelAPI):
+    """The reference agents ``observer``, ``credulous`` and ``random``.
+
+    They read only the prompt: memory lines, the grid listing or the PNG's pixels,
+    and the position line. With ``GenerateConfig.seed`` set, ``random`` answers the
+    same prompt the same way; otherwise it draws fresh randomness on every call.
+
+    Raises:
+        ValueError: for an unknown agent name or any model argument (there are none).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 (Inspect's ModelAPI signature)
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if model_name not in AGENTS:
+            raise ValueError(f"spatialstale model must be one of {', '.join(AGENTS)}; got {model_name!r}")
+        if model_args:
+            raise ValueError(f"spatialstale/{model_name} takes no model arguments; got {', '.join(model_args)}")
+        self.policy = AGENTS[model_name]
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        answer = self.policy.answer(perceive(input), answer_rng(config.seed, input))
+        output = ModelOutput.from_content(model=self.model_name, content=answer)
+        output.usage = _usage(input, answer)
+        return output
+
+    async def count_text_tokens(self, text: str) -> int:
+        return estimate_text_tokens(text)
+
+    async def count_media_tokens(self, media: ContentImage | ContentAudio | ContentVideo | ContentDocument) -> int:
+        return IMAGE_TOKENS
+
+
+@modelapi(name="spatialstale")
+def spatialstale() -> type[ModelAPI]:
+    return ReferenceAgentAPI

@@ -1,0 +1,98 @@
+"""Reading prompts: the text listing, the PNG pixels, memory lines, the call kind."""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentImage, ContentText
+
+from spatialstale.agents._perception import (
+    CallKind,
+    decode_image,
+    perceive,
+    read_image_grid,
+    read_memory,
+    read_text_grid,
+)
+from spatialstale.env import default_seeds, make_instance, render_image, text_observation
+from spatialstale.solvers._prompts import (
+    audit_messages,
+    memory_block,
+    navigate_messages,
+    png_data_uri,
+    selfverify_messages,
+)
+
+SEEDS = default_seeds()[:6]
+
+
+@pytest.mark.parametrize("size", [4, 8, 16])
+def test_text_listing_reads_back_exactly(size: int) -> None:
+    for seed in SEEDS:
+        grid = make_instance(seed, "L2", size).initial_grid
+        assert read_text_grid(text_observation(grid, (0, 0))) == grid
+
+
+@pytest.mark.parametrize("size", [4, 8, 16])
+def test_image_pixels_read_back_grid_and_agent(size: int) -> None:
+    for seed in SEEDS[:3]:
+        grid = make_instance(seed, "L1", size).initial_grid
+        for agent in [(0, 0), (size - 1, size - 2), (size // 2, size - 1), (1, 0)]:
+            read = read_image_grid(render_image(grid, agent))
+            assert read == (grid, agent)
+        assert read_image_grid(render_image(grid, None)) == (grid, None)
+
+
+def test_image_of_another_cell_size_is_read_with_the_prompt_size() -> None:
+    grid = make_instance(SEEDS[0], "L2").initial_grid
+    image = render_image(grid, (2, 3), cell_px=40)
+    assert read_image_grid(image) is None
+    assert read_image_grid(image, size_hint=8) == (grid, (2, 3))
+
+
+def test_memory_lines_are_read_in_order() -> None:
+    memory = make_instance(SEEDS[0], "L2").memory
+    claims = read_memory(memory_block(memory))
+    assert [(c.id, c.claim, c.pos) for c in claims] == [(e.id, e.claim, e.pos) for e in memory]
+
+
+@pytest.mark.parametrize("modality", ["text", "vision", "both"])
+def test_perceive_real_prompts(modality: str) -> None:
+    instance = make_instance(SEEDS[1], "L2")
+    grid = instance.initial_grid
+    seen = perceive(navigate_messages(instance.memory[:7], grid, (3, 2), instance.goal, 41, modality))
+    assert seen.kind is CallKind.NAVIGATE
+    assert seen.grid == grid
+    assert seen.agent == (3, 2) and seen.goal == (7, 7)
+    assert [c.id for c in seen.memory] == [e.id for e in instance.memory[:7]]
+    assert seen.source == ("image" if modality == "vision" else "text")
+    assert perceive(audit_messages(instance.memory[:3], grid, (0, 0), modality)).kind is CallKind.AUDIT
+    assert perceive(selfverify_messages(instance.memory, grid, (0, 0), modality)).kind is CallKind.SELFVERIFY
+
+
+def test_no_memory_view_lists_nothing() -> None:
+    instance = make_instance(SEEDS[1], "L1")
+    seen = perceive(navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, "text"))
+    assert seen.memory == ()
+
+
+def test_prompts_without_a_marker_or_a_grid() -> None:
+    seen = perceive([ChatMessageUser(content="What is the capital of France?")])
+    assert seen.kind is None and seen.grid is None and seen.problem
+    broken: list[ChatMessage] = [
+        ChatMessageSystem(content="[SpatialSTALE:audit]\nAudit."),
+        ChatMessageUser(content=[ContentText(text="x"), ContentImage(image="data:image/png;base64,!!notpng")]),
+    ]
+    seen = perceive(broken)
+    assert seen.kind is CallKind.AUDIT and seen.grid is None and seen.problem == "the grid image could not be read"
+
+
+def test_decode_image_rejects_garbage() -> None:
+    assert decode_image("data:image/png;base64,AAAA") is None
+    assert decode_image("not a path or a uri") is None
+    grid = make_instance(SEEDS[0], "L1").initial_grid
+    image = decode_image(png_data_uri(grid, (0, 0)))
+    assert image is not None and image.size == (384, 384)
+
+
+def test_absurd_coordinates_are_ignored() -> None:
+    assert read_text_grid("(0,0)=S (0,1)=F (99999999,3)=H (1,0)=H (1,1)=G") == ("SF", "HG")
