@@ -60,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except ValueError as error:
-        parser.error(str(error))
-    return 2
+        # A bad value, not bad syntax: one line, without argparse's usage block.
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
