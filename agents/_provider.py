@@ -34,7 +34,7 @@ from ._policies import AGENTS
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 255
-"""Fixed estimate per image: what a 384 px image costs at OpenAI's high detail."""
+"""A fixed estimate per image, whatever its size (hosted vision models charge a few hundred)."""
 
 
 def estimate_text_tokens(text: str) -> int:
