@@ -134,7 +134,9 @@ class DynamicFrozenLakeEnv(gym.Env[np.int64, np.int64]):
                 if change.pos == self.agent:
                     skipped.append(change)
                     self.skipped_flips.append((self.steps, change))
-                else:
+                elif cell_at(self.grid, change.pos) is not change.after:
+                    # After a skipped thaw, the schedule may later "freeze" a cell that
+                    # never thawed: nothing happens, so nothing is reported as applied.
                     applied.append(change)
         if applied:
             self.grid = apply_changes(self.grid, applied)

@@ -6,6 +6,25 @@ from collections.abc import Sequence
 
 from spatialstale.env import REGIMES, default_seeds, validate_regime
 
+try:
+    # Inspect's CLI prints a PrerequisiteError as its message alone, without a
+    # traceback; it is not public API, so fall back to a plain error without it.
+    from inspect_ai._util.error import PrerequisiteError as _CleanError
+except ImportError:  # pragma: no cover
+    _CleanError = Exception  # type: ignore[misc,assignment]
+
+
+class TaskParameterError(ValueError, _CleanError):
+    """A bad ``-T`` value: a ValueError that ``inspect eval`` shows as one line."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 STUDY_REGIMES = tuple(r for r in REGIMES if r != "none")
 
 
@@ -18,10 +37,10 @@ def as_list(value: object, name: str) -> list[str]:
     elif isinstance(value, int) and not isinstance(value, bool):
         items = [str(value)]
     else:
-        raise ValueError(f"{name} must be a list or a comma-separated string; got {value!r}")
+        raise TaskParameterError(f"{name} must be a list or a comma-separated string; got {value!r}")
     items = [v for v in items if v]
     if not items:
-        raise ValueError(f"{name} must name at least one value; got {value!r}")
+        raise TaskParameterError(f"{name} must name at least one value; got {value!r}")
     return items
 
 
@@ -31,7 +50,7 @@ def choices(value: object, valid: Sequence[str], name: str) -> list[str]:
     for item in as_list(value, name):
         match = next((v for v in valid if v.lower() == item.lower()), None)
         if match is None:
-            raise ValueError(f"{name} must be one of {', '.join(valid)}; got {item!r}")
+            raise TaskParameterError(f"{name} must be one of {', '.join(valid)}; got {item!r}")
         if match not in chosen:
             chosen.append(match)
     return chosen
@@ -39,7 +58,7 @@ def choices(value: object, valid: Sequence[str], name: str) -> list[str]:
 
 def choice(value: object, valid: Sequence[str], name: str) -> str:
     if not isinstance(value, str) or "," in value:
-        raise ValueError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
+        raise TaskParameterError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
     return choices(value, valid, name)[0]
 
 
@@ -49,7 +68,9 @@ def regimes(value: object) -> list[str]:
         try:
             regime = validate_regime(item)
         except ValueError:
-            raise ValueError(f"regime must be one of {', '.join(STUDY_REGIMES)} (or none); got {item!r}") from None
+            raise TaskParameterError(
+                f"regime must be one of {', '.join(STUDY_REGIMES)} (or none); got {item!r}"
+            ) from None
         if regime not in chosen:
             chosen.append(regime)
     return chosen
@@ -59,7 +80,7 @@ def integer(value: object, name: str, minimum: int) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer of at least {minimum}; got {value!r}")
+        raise TaskParameterError(f"{name} must be an integer of at least {minimum}; got {value!r}")
     return value
 
 
@@ -72,6 +93,6 @@ def seed_list(seeds: object, n_seeds: object, master_seed: object) -> list[int]:
     for item in as_list(seeds, "seeds"):
         seed = integer(item, "seeds", 0)
         if seed in out:
-            raise ValueError(f"seeds must be distinct; {seed} appears twice")
+            raise TaskParameterError(f"seeds must be distinct; {seed} appears twice")
         out.append(seed)
     return out

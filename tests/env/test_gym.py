@@ -322,3 +322,17 @@ def test_render_modes() -> None:
     assert isinstance(frame, np.ndarray)
     assert frame.shape == (384, 384, 3) and frame.dtype == np.uint8
     assert np.array_equal(frame, render_rgb(env.grid, env.agent))
+
+
+def test_a_scheduled_freeze_of_a_cell_whose_thaw_was_skipped_is_not_reported() -> None:
+    g0 = ("SFFF", "FFFF", "FFFF", "FFFG")
+    unfreeze = Change(0, 1, Cell.HOLE, Cell.FROZEN)
+    schedule = (Event(1, (thaw(0, 1),)), Event(2, (unfreeze, thaw(2, 2))))
+    env = DynamicFrozenLakeEnv(instance=hand_made(g0, schedule))
+    env.reset()
+    _, _, _, _, info = env.step(RIGHT)  # onto (0,1): its thaw is skipped
+    assert info["skipped"] == [thaw(0, 1).to_dict()]
+    _, _, _, _, info = env.step(RIGHT)  # (0,1) never thawed, so its freeze is a no-op
+    assert info["applied"] == [thaw(2, 2).to_dict()]
+    assert env.applied_events == [(2, (thaw(2, 2),))]
+    assert env.grid == ("SFFF", "FFFF", "FFHF", "FFFG")

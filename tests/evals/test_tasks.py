@@ -21,7 +21,7 @@ SEED = 4810
 
 
 def run(task: Any, script: Script, tmp_path: Path, **kwargs: Any) -> EvalLog:
-    [log] = eval(task, model=script.model(), log_dir=str(tmp_path), display="none", **kwargs)
+    [log] = eval(task, model=script.model(), log_dir=str(tmp_path), display="none", log_realtime=False, **kwargs)
     assert log.status == "success", log.error
     assert log.samples
     return log
