@@ -23,9 +23,15 @@ def _interior(size: int) -> list[Pos]:
     return [(r, c) for r in range(size) for c in range(size) if (r, c) not in ((0, 0), goal)]
 
 
-def _kind(rng: Stream) -> Cell:
-    """The type a change starts from: F for a thaw, H for a freeze, p=1/2 each."""
-    return Cell.FROZEN if rng.chance(0.5) else Cell.HOLE
+def _pick(grid: Grid, cells: list[Pos], taken: set[Pos], rng: Stream, *, fallback: bool) -> Pos | None:
+    """Draw thaw or freeze with p=1/2, then a uniform cell of ``cells`` not in ``taken``
+    whose type matches (F for a thaw, H for a freeze). With none left: any untaken
+    cell when ``fallback``, else None."""
+    want = Cell.FROZEN if rng.chance(0.5) else Cell.HOLE
+    pool = [p for p in cells if p not in taken and cell_at(grid, p) is want]
+    if not pool and fallback:
+        pool = [p for p in cells if p not in taken]
+    return rng.choice(pool) if pool else None
 
 
 def spot_changes(g0: Grid, rng: Stream) -> tuple[Change, ...]:
@@ -42,11 +48,8 @@ def spot_changes(g0: Grid, rng: Stream) -> tuple[Change, ...]:
         changes: list[Change] = []
         taken: set[Pos] = set()
         for _ in range(k):
-            want = _kind(rng)
-            pool = [p for p in cells if p not in taken and cell_at(g0, p) is want]
-            if not pool:
-                pool = [p for p in cells if p not in taken]
-            pos = rng.choice(pool)
+            pos = _pick(g0, cells, taken, rng, fallback=True)
+            assert pos is not None  # k <= 7 and the fallback pool holds every other cell
             taken.add(pos)
             changes.append(flip(g0, pos))
         if is_solvable(apply_changes(g0, changes)):
@@ -70,10 +73,8 @@ def cluster_changes(g0: Grid, rng: Stream) -> tuple[Change, ...]:
         changes: list[Change] = []
         taken: set[Pos] = set()
         for _ in range(k):
-            want = _kind(rng)
-            pool = [p for p in hood if p not in taken and cell_at(g0, p) is want]
-            if pool:
-                pos = rng.choice(pool)
+            pos = _pick(g0, hood, taken, rng, fallback=False)
+            if pos is not None:
                 taken.add(pos)
                 changes.append(flip(g0, pos))
         if changes and is_solvable(apply_changes(g0, changes)):
@@ -98,11 +99,8 @@ def online_schedule(g0: Grid, rng: Stream) -> tuple[Event, ...]:
             changes: list[Change] = []
             taken: set[Pos] = set()
             for _ in range(L3_FLIPS_PER_EVENT):
-                want = _kind(rng)
-                pool = [p for p in cells if p not in taken and cell_at(grid, p) is want]
-                if not pool:
-                    pool = [p for p in cells if p not in taken]
-                pos = rng.choice(pool)
+                pos = _pick(grid, cells, taken, rng, fallback=True)
+                assert pos is not None  # two flips, and the fallback pool holds every other cell
                 taken.add(pos)
                 changes.append(flip(grid, pos))
             after = apply_changes(grid, changes)
