@@ -1,0 +1,196 @@
+"""The ``spatialstale`` command: ``study``, ``demo`` and ``report``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from spatialstale.env import MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
+from spatialstale.evals.navigation import EPISODES
+from spatialstale.solvers import STRATEGIES
+
+from ._estimate import format_plan, plan
+from ._load import LogError, read_logs
+from ._study import DEFAULT_BATCH_SIZE, STUDY_REGIMES, Study, run_study, study_seeds, study_tasks
+from ._text import demo_tables
+
+DEMO_MODELS = ("spatialstale/observer", "spatialstale/credulous")
+DEMO_SEEDS = 5
+DEMO_EPISODES = 1
+
+
+def _names(value: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list; got {value!r}")
+    return items
+
+
+def _canonical(items: Sequence[str], valid: Sequence[str], name: str) -> list[str]:
+    out = []
+    for item in items:
+        match = next((v for v in valid if v.lower() == item.lower()), None)
+        if match is None:
+            raise ValueError(f"{name} must be among {', '.join(valid)}; got {item!r}")
+        if match not in out:
+            out.append(match)
+    return out
+
+
+def _seeds(value: str) -> list[int]:
+    try:
+        return [int(v) for v in _names(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be integers; got {value!r}") from None
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value!r}")
+    return number
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spatialstale", description="Run the SpatialSTALE study and report it (paper tables and figures)."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    study = commands.add_parser(
+        "study",
+        help="run (or resume) the paper's matrix as an Inspect eval set",
+        description="Detection over regimes x modalities and navigation over regimes x strategies x episodes, "
+        "for each model, as one Inspect eval set. Re-running the same command completes only what is missing.",
+    )
+    study.add_argument("--model", action="append", required=True, help="a model to study (repeat for several)")
+    study.add_argument("--log-dir", default="logs/study", help="eval set log directory (default: logs/study)")
+    study.add_argument("--regimes", type=_names, default=list(STUDY_REGIMES), help="default: L1,L2,L3")
+    study.add_argument("--modalities", type=_names, default=["text", "vision"], help="detection modalities")
+    study.add_argument("--navigation-modality", default="text", help="navigation observation (default: text)")
+    study.add_argument("--strategies", type=_names, default=list(STRATEGIES), help="default: all five")
+    seeds = study.add_mutually_exclusive_group()
+    seeds.add_argument("--n-seeds", type=_positive, default=N_DEFAULT_SEEDS, help="seeds from the master seed (50)")
+    seeds.add_argument("--seeds", type=_seeds, help="explicit instance seeds, comma-separated")
+    study.add_argument("--master-seed", type=int, default=MASTER_SEED, help="default: 2024")
+    study.add_argument("--episodes", type=_positive, default=EPISODES, help="navigation epochs per sample (5)")
+    study.add_argument("--batch-size", type=_positive, default=DEFAULT_BATCH_SIZE, help="audit batch size (10)")
+    study.add_argument("--batch-sweep", action="store_true", help="add detection L1 text at B = 1, 5, 10, 20")
+    study.add_argument("--max-steps", type=_positive, default=MAX_STEPS, help="navigation step budget (50)")
+    study.add_argument("--size", type=_positive, default=8, help="grid side (8)")
+    study.add_argument("--auditor", help="model for the auditor role (default: each model audits itself)")
+    study.add_argument("--no-detection", action="store_true", help="skip the detection tasks")
+    study.add_argument("--no-navigation", action="store_true", help="skip the navigation tasks")
+    study.add_argument("--max-connections", type=_positive, help="concurrent connections per model")
+    study.add_argument("--display", default="full", choices=["full", "rich", "plain", "log", "none"])
+    study.add_argument("--dry-run", action="store_true", help="print samples, calls and token estimates; run nothing")
+
+    demo = commands.add_parser(
+        "demo",
+        help="a one-minute offline study on the reference agents, printing the outcome table",
+        description="Runs detection and navigation (L1-L3, every strategy) on spatialstale/observer and "
+        "spatialstale/credulous with a handful of seeds, then prints the outcome and detection tables.",
+    )
+    demo.add_argument("--log-dir", default="logs/demo", help="default: logs/demo")
+    demo.add_argument("--n-seeds", type=_positive, default=DEMO_SEEDS, help=f"default: {DEMO_SEEDS}")
+    demo.add_argument("--episodes", type=_positive, default=DEMO_EPISODES, help=f"default: {DEMO_EPISODES}")
+    demo.add_argument("--display", default="none", choices=["full", "rich", "plain", "log", "none"])
+
+    report = commands.add_parser(
+        "report",
+        help="write report.md and report.html with the paper's tables and figures from a log directory",
+    )
+    report.add_argument("log_dir", help="directory of Inspect logs (e.g. logs/study)")
+    report.add_argument("--out", help="output directory (default: LOG_DIR/report)")
+    return parser
+
+
+def _study_from(args: argparse.Namespace) -> Study:
+    regimes = _canonical(args.regimes, STUDY_REGIMES, "regimes")
+    modalities = _canonical(args.modalities, ("text", "vision", "both"), "modalities")
+    strategies = _canonical(args.strategies, tuple(STRATEGIES), "strategies")
+    [nav_modality] = _canonical([args.navigation_modality], ("text", "vision", "both"), "navigation modality")
+    seeds = study_seeds(args.seeds, args.n_seeds, args.master_seed)
+    tasks = study_tasks(
+        seeds=seeds,
+        regimes=regimes,
+        modalities=modalities,
+        strategies=strategies,
+        navigation_modality=nav_modality,
+        episodes=args.episodes,
+        max_steps=args.max_steps,
+        batch_size=args.batch_size,
+        batch_sweep=args.batch_sweep,
+        size=args.size,
+        detection_on=not args.no_detection,
+        navigation_on=not args.no_navigation,
+    )
+    if not tasks:
+        raise ValueError("nothing to run: both detection and navigation are off")
+    models = tuple(dict.fromkeys(args.model))
+    return Study(models, tasks, auditor=args.auditor, log_dir=args.log_dir, max_connections=args.max_connections)
+
+
+def _study(args: argparse.Namespace) -> int:
+    study = _study_from(args)
+    print(format_plan(study, plan(study)))
+    if args.dry_run:
+        return 0
+    print()
+    ok, _ = run_study(study, display=args.display)
+    print(f"eval set {'complete' if ok else 'incomplete (run the same command again to resume)'}: {study.log_dir}")
+    print(f"report: spatialstale report {study.log_dir}")
+    return 0 if ok else 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    seeds = study_seeds(None, args.n_seeds)
+    tasks = study_tasks(seeds=seeds, episodes=args.episodes)
+    study = Study(DEMO_MODELS, tasks, log_dir=args.log_dir)
+    print(
+        f"SpatialSTALE demo: {', '.join(DEMO_MODELS)} (each auditing itself); seeds {', '.join(map(str, seeds))}; "
+        f"detection text+vision and navigation (every strategy, {args.episodes} episode(s)) on L1-L3"
+    )
+    ok, _ = run_study(study, display=args.display)
+    if not ok:
+        print(f"the demo's eval set did not complete; run it again to resume ({args.log_dir})", file=sys.stderr)
+        return 1
+    print(demo_tables(read_logs(args.log_dir)))
+    print(f"\n{time.perf_counter() - started:.0f} s. Logs: {args.log_dir} (inspect view --log-dir {args.log_dir}).")
+    print(f"Full report: spatialstale report {args.log_dir}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from ._report import write_report
+
+    out = Path(args.out) if args.out else Path(args.log_dir) / "report"
+    paths = write_report(read_logs(args.log_dir), out, source=args.log_dir)
+    for path in paths:
+        print(path)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``spatialstale`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "study":
+            return _study(args)
+        if args.command == "demo":
+            return _demo(args)
+        return _report(args)
+    except (LogError, ValueError) as error:
+        print(f"spatialstale {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,326 @@
+"""The paper's figures as PNGs (matplotlib, Agg backend).
+
+Each function takes the aggregated tables, writes one PNG and returns its path, or
+None when there is nothing to draw.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from ._load import FLAG_CELLS
+from ._tables import REGIMES, STRATEGY_ORDER
+
+DPI = 120
+STRATEGY_COLOURS = {
+    "nomemory": "#7f7f7f",
+    "nofilter": "#d62728",
+    "selfverify": "#ff7f0e",
+    "omcd": "#1f77b4",
+    "oracle": "#2ca02c",
+}
+STRATEGY_NAMES = {
+    "nomemory": "NoMemory",
+    "nofilter": "NoFilter",
+    "selfverify": "SelfVerify",
+    "omcd": "OMCD",
+    "oracle": "Oracle",
+}
+MODALITY_COLOURS = {"text": "#1f77b4", "vision": "#ff7f0e", "both": "#9467bd"}
+FLAG_NAMES = {
+    "SAFE_safe": "SAFE,\nsafe",
+    "SAFE_hole": "SAFE,\nhole\n(thaw)",
+    "DANGER_hole": "DANGER,\nhole",
+    "DANGER_safe": "DANGER,\nsafe\n(freeze)",
+}
+
+
+def short(label: str) -> str:
+    """A model label without provider prefixes: ``openai/gpt-4o`` -> ``gpt-4o``."""
+    return re.sub(r"[\w.\-]+/", "", label)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _legend_right(ax: Axes, title: str | None = None) -> None:
+    ax.legend(title=title, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+
+
+def _label_bars(ax: Axes, xs: np.ndarray, values: list[float], digits: int = 2) -> None:
+    """Write each bar's value above it (so a zero bar is told apart from a missing one)."""
+    for x, v in zip(xs, values, strict=True):
+        text, y = ("missing", 0.02) if math.isnan(v) else (f"{v:.{digits}f}", v + 0.02)
+        ax.text(
+            x, y, text, rotation=90, ha="center", va="bottom", fontsize=7, color="grey" if math.isnan(v) else "black"
+        )
+
+
+def _models(frame: pd.DataFrame) -> list[str]:
+    return sorted(frame.model.unique())
+
+
+def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
+    """F1 by model x regime x modality, mean ± std over seeds (one panel per regime)."""
+    if summary.empty:
+        return None
+    models = _models(summary)
+    modalities = [m for m in ("text", "vision", "both") if m in set(summary.modality)]
+    fig, axes = plt.subplots(1, 3, figsize=(4 + 1.1 * len(models) * 3, 3.8), sharey=True, squeeze=False)
+    width = 0.8 / len(modalities)
+    for ax, regime in zip(axes[0], REGIMES, strict=True):
+        x = np.arange(len(models))
+        for k, modality in enumerate(modalities):
+            means, stds = [], []
+            for model in models:
+                cell = summary[(summary.model == model) & (summary.regime == regime) & (summary.modality == modality)]
+                means.append(cell.f1_mean.iloc[0] if len(cell) else math.nan)
+                stds.append(cell.f1_std.iloc[0] if len(cell) else math.nan)
+            ax.bar(
+                x + (k - (len(modalities) - 1) / 2) * width,
+                means,
+                width,
+                yerr=np.nan_to_num(stds),
+                capsize=3,
+                label=modality,
+                color=MODALITY_COLOURS[modality],
+            )
+            _label_bars(ax, x + (k - (len(modalities) - 1) / 2) * width, means)
+        ax.set_title(regime)
+        ax.set_xticks(x, [short(m) for m in models], rotation=20, ha="right")
+        ax.set_ylim(0, 1.25)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("detection F1 (mean ± std over seeds)")
+    _legend_right(axes[0][-1], title="observation")
+    fig.suptitle("Fig. 3: stale-entry detection F1 by model, regime and modality")
+    return _save(fig, path)
+
+
+def fig4_flags(flags: pd.DataFrame, path: Path) -> Path | None:
+    """Flag rate by memory claim x current truth (L1+L2 pooled), a panel per modality."""
+    if flags.empty:
+        return None
+    modalities = [m for m in ("text", "vision", "both") if m in set(flags.modality)]
+    models = _models(flags)
+    fig, axes = plt.subplots(
+        1, len(modalities), figsize=(1.5 + (3 + 0.4 * len(models)) * len(modalities), 4), sharey=True, squeeze=False
+    )
+    width = 0.8 / len(models)
+    colours = plt.get_cmap("tab10")
+    for ax, modality in zip(axes[0], modalities, strict=True):
+        x = np.arange(len(FLAG_CELLS))
+        for k, model in enumerate(models):
+            cell = flags[(flags.model == model) & (flags.modality == modality)]
+            values = [cell[c].iloc[0] if len(cell) else math.nan for c in FLAG_CELLS]
+            xs = x + (k - (len(models) - 1) / 2) * width
+            ax.bar(xs, values, width, label=short(model), color=colours(k))
+            _label_bars(ax, xs, values)
+        ax.set_xticks(x, [FLAG_NAMES[c] for c in FLAG_CELLS], fontsize=8)
+        ax.set_xlabel("memory claim, current cell")
+        ax.set_title(f"{modality} observation")
+        ax.set_ylim(0, 1.25)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("share of entries flagged stale")
+    _legend_right(axes[0][-1])
+    fig.suptitle("Fig. 4: flag rate by memory claim x current truth (L1+L2 judgments)")
+    return _save(fig, path)
+
+
+def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
+    """NoFilter / OMCD / Oracle success with 95% bootstrap CIs, a panel per model."""
+    part = rates[rates.strategy.isin(["nofilter", "omcd", "oracle"])]
+    if part.empty:
+        return None
+    models = _models(part)
+    strategies = [s for s in ("nofilter", "omcd", "oracle") if s in set(part.strategy)]
+    fig, axes = plt.subplots(1, len(models), figsize=(0.6 + 3.6 * len(models), 3.8), sharey=True, squeeze=False)
+    width = 0.8 / len(strategies)
+    for ax, model in zip(axes[0], models, strict=True):
+        x = np.arange(len(REGIMES))
+        for k, strategy in enumerate(strategies):
+            values, low, high = [], [], []
+            for regime in REGIMES:
+                cell = part[(part.model == model) & (part.regime == regime) & (part.strategy == strategy)]
+                v = cell.success.iloc[0] if len(cell) else math.nan
+                values.append(v)
+                lo = cell.success_low.iloc[0] if len(cell) else math.nan
+                hi = cell.success_high.iloc[0] if len(cell) else math.nan
+                low.append(0 if math.isnan(lo) else v - lo)
+                high.append(0 if math.isnan(hi) else hi - v)
+            ax.bar(
+                x + (k - (len(strategies) - 1) / 2) * width,
+                values,
+                width,
+                yerr=[low, high],
+                capsize=3,
+                label=STRATEGY_NAMES[strategy],
+                color=STRATEGY_COLOURS[strategy],
+            )
+        ax.set_xticks(x, REGIMES)
+        ax.set_title(short(model), fontsize=10)
+        ax.set_ylim(0, 1.1)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("success rate (95% bootstrap CI over seeds)")
+    _legend_right(axes[0][-1])
+    fig.suptitle("Fig. 5: filtering intervention: NoFilter vs OMCD vs Oracle")
+    return _save(fig, path)
+
+
+def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
+    """Mean steps by outcome (success, death) per strategy, pooled over regimes, a panel per model."""
+    if rates.empty:
+        return None
+    models = _models(rates)
+    fig, axes = plt.subplots(1, len(models), figsize=(0.6 + 4 * len(models), 3.8), sharey=True, squeeze=False)
+    for ax, model in zip(axes[0], models, strict=True):
+        part = rates[rates.model == model]
+        strategies = [s for s in STRATEGY_ORDER if s in set(part.strategy)]
+        x = np.arange(len(strategies))
+        for k, outcome in enumerate(("success", "death")):
+            values = []
+            for strategy in strategies:
+                cell = part[part.strategy == strategy]
+                n = cell[f"n_{outcome}"].sum()
+                total = (cell[f"steps_{outcome}"].fillna(0) * cell[f"n_{outcome}"]).sum()
+                values.append(total / n if n else math.nan)
+            colour = "#2ca02c" if outcome == "success" else "#d62728"
+            ax.bar(x + (k - 0.5) * 0.38, values, 0.38, label=outcome, color=colour)
+            for xi, v in zip(x + (k - 0.5) * 0.38, values, strict=True):
+                if math.isnan(v):
+                    ax.text(xi, 0.3, "none", rotation=90, ha="center", va="bottom", fontsize=7, color="grey")
+        ax.set_xticks(x, [STRATEGY_NAMES[s] for s in strategies], rotation=20, ha="right")
+        ax.set_title(short(model), fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("mean steps of the episode")
+    _legend_right(axes[0][-1])
+    fig.suptitle("Fig. 6: trajectory length by outcome (all regimes)")
+    return _save(fig, path)
+
+
+def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
+    """Mean precision vs mean recall per run (model, modality, regime) with iso-F1 contours."""
+    if summary.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    grid = np.linspace(0.01, 1, 200)
+    p, r = np.meshgrid(grid, grid)
+    f1 = 2 * p * r / (p + r)
+    contours = ax.contour(r, p, f1, levels=[0.2, 0.4, 0.6, 0.8, 0.9], colors="lightgrey", linewidths=0.8)
+    ax.clabel(contours, fmt="F1=%.1f", fontsize=7)
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
+    colours = plt.get_cmap("tab10")
+    markers = {"L1": "o", "L2": "s", "L3": "^"}
+    offsets = np.linspace(-0.012, 0.012, max(1, len(_models(summary))))
+    for k, model in enumerate(_models(summary)):
+        for _, row in summary[summary.model == model].iterrows():
+            filled = row.modality == "text"
+            ax.scatter(
+                row.recall + offsets[k],
+                row.precision + offsets[k],
+                marker=markers.get(row.regime, "o"),
+                s=60,
+                facecolors=colours(k) if filled else "none",
+                edgecolors=colours(k),
+                linewidths=1.5,
+            )
+    handles = [
+        Line2D([], [], ls="", marker="o", color=colours(k), label=short(m)) for k, m in enumerate(_models(summary))
+    ]
+    handles += [Line2D([], [], ls="", marker=m, color="black", mfc="none", label=r) for r, m in markers.items()]
+    handles += [
+        Line2D([], [], ls="", marker="o", color="black", label="text (filled)"),
+        Line2D([], [], ls="", marker="o", color="black", mfc="none", label="vision (open)"),
+    ]
+    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_xlim(-0.03, 1.05)
+    ax.set_ylim(-0.03, 1.05)
+    ax.set_xlabel("mean recall")
+    ax.set_ylabel("mean precision")
+    ax.set_title("Fig. 7: precision-recall per run (above the diagonal: over-flagging)", fontsize=10)
+    return _save(fig, path)
+
+
+def fig8_thaw_freeze(tf: pd.DataFrame, path: Path) -> Path | None:
+    """Pooled per-entry recall of thaws vs freezes per (model, modality), a panel per regime."""
+    if tf.empty:
+        return None
+    runs = sorted({(m, mod) for m, mod in zip(tf.model, tf.modality, strict=True)})
+    fig, axes = plt.subplots(1, 3, figsize=(3 + 1.0 * len(runs) * 3, 3.8), sharey=True, squeeze=False)
+    for ax, regime in zip(axes[0], REGIMES, strict=True):
+        x = np.arange(len(runs))
+        for k, kind in enumerate(("thaw", "freeze")):
+            values, counts = [], []
+            for model, modality in runs:
+                cell = tf[(tf.model == model) & (tf.modality == modality) & (tf.regime == regime)]
+                values.append(cell[kind].iloc[0] if len(cell) else math.nan)
+                counts.append(int(cell[f"{kind}_n"].iloc[0]) if len(cell) else 0)
+            colour = "#d62728" if kind == "thaw" else "#1f77b4"
+            xs = x + (k - 0.5) * 0.38
+            ax.bar(xs, values, 0.38, label=f"{kind} ({'F→H' if kind == 'thaw' else 'H→F'})", color=colour)
+            for xi, v, n in zip(xs, values, counts, strict=True):
+                ax.text(xi, (0 if math.isnan(v) else v) + 0.02, f"N={n}", ha="center", fontsize=6, rotation=90)
+        ax.set_xticks(x, [f"{short(m)}\n{mod}" for m, mod in runs], fontsize=8, rotation=20, ha="right")
+        ax.set_title(regime)
+        ax.set_ylim(0, 1.25)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("recall on truly stale entries")
+    _legend_right(axes[0][-1])
+    fig.suptitle("Fig. 8: recall by change direction")
+    return _save(fig, path)
+
+
+def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path | None:
+    """Per-seed text detection F1 vs OMCD success, a panel per regime, r annotated."""
+    if pairs.empty:
+        return None
+    models = _models(pairs)
+    colours = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4), sharey=True, squeeze=False)
+    jitter = np.random.default_rng(0)
+    for ax, regime in zip(axes[0], REGIMES, strict=True):
+        notes = []
+        for k, model in enumerate(models):
+            part = pairs[(pairs.model == model) & (pairs.regime == regime)]
+            if part.empty:
+                continue
+            dx = jitter.uniform(-0.01, 0.01, len(part))
+            dy = jitter.uniform(-0.02, 0.02, len(part))
+            ax.scatter(part.f1 + dx, part.success + dy, s=22, alpha=0.7, color=colours(k), label=short(model))
+            c = corr[(corr.model == model) & (corr.regime == regime)]
+            if len(c):
+                r = c.pearson_r.iloc[0]
+                notes.append(f"{short(model)}: r={'n/a' if math.isnan(r) else f'{r:+.2f}'}")
+        ax.set_title(regime)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(-0.08, 1.08)
+        ax.set_xlabel("per-seed detection F1 (text)")
+        ax.grid(alpha=0.3)
+        if notes:
+            ax.text(0.0, -0.2, "\n".join(notes), transform=ax.transAxes, fontsize=8, va="top")
+    axes[0][0].set_ylabel("per-seed OMCD success rate")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:
+        h, lab = ax.get_legend_handles_labels()
+        for hh, ll in zip(h, lab, strict=True):
+            if ll not in labels:
+                handles.append(hh)
+                labels.append(ll)
+    axes[0][-1].legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    fig.suptitle("Fig. 9: per-seed detection F1 vs OMCD navigation success (r = Pearson; n/a: constant input)")
+    return _save(fig, path)

@@ -1,0 +1,619 @@
+"""The reproduction report: report.md and report.html with PNG figures.
+
+The report is built once as a list of blocks (headings, paragraphs, tables,
+figures) and rendered to both Markdown and HTML. A cell the logs do not cover is
+written ``missing``; where a model matches one the paper reports, the paper's value
+stands beside ours with the difference (ours - paper).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import _figures as figures
+from . import _paper as paper
+from ._load import FLAG_CELLS, Results
+from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from ._tables import (
+    MAIN_BATCH_SIZE,
+    REGIMES,
+    STRATEGY_ORDER,
+    batch_sweep,
+    detection_summary,
+    f1_vs_success,
+    flag_rates,
+    main_detection,
+    modality_tests,
+    outcome_rates,
+    stale_ratios,
+    strategy_tests,
+    thaw_freeze,
+)
+
+MISSING = "missing"
+MODALITIES = ("text", "vision")
+SWEEP = (1, 5, 10, 20)
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass(frozen=True)
+class Image:
+    name: str
+    caption: str
+
+
+Block = Heading | Para | Table | Image
+
+
+@dataclass
+class Document:
+    """Blocks rendered to Markdown and HTML alike."""
+
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+
+    def heading(self, text: str, level: int = 2) -> None:
+        self.blocks.append(Heading(level, text))
+
+    def para(self, text: str) -> None:
+        self.blocks.append(Para(text))
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        self.blocks.append(Table(list(header), [list(r) for r in rows]))
+
+    def figure(self, path: Path | None, caption: str) -> None:
+        if path is None:
+            self.para(f"*{caption}: {MISSING} (no data in the logs).*")
+        else:
+            self.blocks.append(Image(path.name, caption))
+
+    def markdown(self) -> str:
+        out = [f"# {self.title}", ""]
+        for block in self.blocks:
+            if isinstance(block, Heading):
+                out += ["#" * block.level + " " + block.text, ""]
+            elif isinstance(block, Para):
+                out += [block.text, ""]
+            elif isinstance(block, Table):
+                out.append("| " + " | ".join(block.header) + " |")
+                out.append("|" + "---|" * len(block.header))
+                out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in block.rows]
+                out.append("")
+            else:
+                out += [f"![{block.caption}]({block.name})", "", f"*{block.caption}*", ""]
+        return "\n".join(out)
+
+    def html(self) -> str:
+        out = [
+            "<!DOCTYPE html>",
+            '<html><head><meta charset="utf-8">',
+            f"<title>{html.escape(self.title)}</title>",
+            "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+            "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
+            "td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
+            "img{max-width:100%}figcaption{font-style:italic;margin-bottom:1.5em}</style>",
+            "</head><body>",
+            f"<h1>{html.escape(self.title)}</h1>",
+        ]
+        for block in self.blocks:
+            if isinstance(block, Heading):
+                out.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+            elif isinstance(block, Para):
+                out.append(f"<p>{_inline(block.text)}</p>")
+            elif isinstance(block, Table):
+                out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block.header) + "</tr>")
+                out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in block.rows]
+                out.append("</table>")
+            else:
+                out.append(
+                    f'<figure><img src="{html.escape(block.name)}" alt="{html.escape(block.caption)}">'
+                    f"<figcaption>{html.escape(block.caption)}</figcaption></figure>"
+                )
+        out.append("</body></html>")
+        return "\n".join(out)
+
+
+def _inline(text: str) -> str:
+    escaped = html.escape(text)
+    parts = escaped.split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)).replace("*", "")
+
+
+def pct(x: float) -> str:
+    return MISSING if x is None or math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def num(x: float, digits: int = 3) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
+def pvalue(p: float) -> str:
+    if math.isnan(p):
+        return "-"
+    return f"{p:.2e}" if p < 0.001 else f"{p:.3f}"
+
+
+def beside(ours: float, theirs: float | None, as_pct: bool = True, digits: int = 3) -> str:
+    """``paper value (Δ ours - paper)``, or empty when the paper gives none."""
+    if theirs is None:
+        return ""
+    if as_pct:
+        delta = "" if math.isnan(ours) else f" (Δ {100 * (ours - theirs):+.1f} pp)"
+        return f"{100 * theirs:.1f}%{delta}"
+    delta = "" if math.isnan(ours) else f" (Δ {ours - theirs:+.{digits}f})"
+    return f"{theirs:.{digits}f}{delta}"
+
+
+def _cell(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
+    mask = pd.Series(True, index=frame.index)
+    for key, value in keys.items():
+        mask &= frame[key] == value
+    part = frame[mask]
+    return None if part.empty else part.iloc[0]
+
+
+def write_report(results: Results, out: Path, *, source: str = "") -> list[Path]:
+    """Write report.md, report.html and the PNG figures into ``out``; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    doc = build_report(results, out, source=source)
+    md = out / "report.md"
+    page = out / "report.html"
+    md.write_text(doc.markdown(), encoding="utf-8")
+    page.write_text(doc.html(), encoding="utf-8")
+    return [md, page, *sorted(out.glob("fig*.png"))]
+
+
+def build_report(results: Results, out: Path, *, source: str = "") -> Document:
+    """Compute every table, draw every figure into ``out`` and lay out the document."""
+    doc = Document("SpatialSTALE reproduction report")
+    nav, det = results.navigation, results.detection
+    _overview(doc, results, source)
+    rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
+    _navigation(doc, nav, rates, out)
+    _detection(doc, det, nav, out)
+    _method(doc)
+    return doc
+
+
+# --- overview --------------------------------------------------------------------
+
+
+def _overview(doc: Document, results: Results, source: str) -> None:
+    logs = results.logs
+    doc.para(
+        f"Source: `{source or 'logs'}`: {len(logs)} SpatialSTALE log(s), "
+        f"{len(results.detection)} detection samples and {len(results.navigation)} navigation episodes read. "
+        "Cells the logs do not cover are marked *missing*. Where a model matches one the paper reports, the "
+        "paper's value stands beside ours with the difference Δ = ours - paper."
+    )
+    doc.heading("Logs")
+    rows = []
+    for _, log in logs.sort_values(["kind", "model_label", "created"]).iterrows():
+        expected = _int(log.total_samples) * max(1, _int(log.epochs))
+        rows.append(
+            [
+                str(log.kind),
+                str(log.model_label),
+                str(log.status),
+                f"{_int(log.completed_samples)} / {expected}",
+                Path(str(log.log)).name,
+            ]
+        )
+    doc.table(["task", "model", "status", "sample records completed / expected", "log"], rows)
+    incomplete = logs[logs.status != "success"]
+    if len(incomplete):
+        doc.para(
+            f"**{len(incomplete)} log(s) did not finish** (status other than success): their completed samples "
+            "are used; re-run the study command to complete them."
+        )
+    if results.problems:
+        doc.para("Problems while reading: " + "; ".join(results.problems))
+    if not results.detection.empty:
+        ratios = stale_ratios(results.detection)
+        doc.heading("Stale ratio of the instances (SPEC §4)")
+        rows = []
+        for regime in REGIMES:
+            r = _cell(ratios, regime=regime)
+            ref = paper.STALE_RATIO[regime]
+            if r is None:
+                rows.append([regime, "0", MISSING, "", f"{ref[0]:.3f} ± {ref[1]:.3f} [{ref[2]:.3f}, {ref[3]:.3f}]"])
+                continue
+            rows.append(
+                [
+                    regime,
+                    str(r.seeds),
+                    f"{r['mean']:.3f} ± {num(r['std'])}",
+                    f"[{r['min']:.3f}, {r['max']:.3f}]",
+                    f"{ref[0]:.3f} ± {ref[1]:.3f} [{ref[2]:.3f}, {ref[3]:.3f}] (Δ mean {r['mean'] - ref[0]:+.3f})",
+                ]
+            )
+        doc.table(["regime", "seeds", "ours mean ± std", "ours range", "paper (50 seeds)"], rows)
+        doc.para(
+            "L3 is the end-of-episode ratio with every scheduled event applied. The paper's figures hold for "
+            "the 50 default seeds; fewer seeds give a noisier mean."
+        )
+
+
+def _int(value: object) -> int:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0
+    return 0 if math.isnan(number) else int(number)
+
+
+# --- navigation ------------------------------------------------------------------
+
+
+def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path) -> None:
+    doc.heading("Navigation")
+    if nav.empty:
+        doc.para(f"Table 3, Fig. 5, Fig. 6 and Table 6: {MISSING} (no navigation log).")
+        return
+    models = sorted(nav.model.unique())
+    modalities = sorted(nav.modality.unique())
+    doc.heading("Table 3: success and death rate by model x strategy x regime", 3)
+    for modality in modalities:
+        rows = []
+        for model in models:
+            for strategy in STRATEGY_ORDER:
+                row = [figures.short(model), figures.STRATEGY_NAMES[strategy]]
+                for regime in REGIMES:
+                    r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy)
+                    row.append(MISSING if r is None else f"{pct(r.success)} / {pct(r.death)}")
+                rows.append(row)
+        doc.para(f"{modality} observation; cells: success / death over all episodes (seeds x epochs).")
+        doc.table(["model", "strategy", *(f"{r} SR / Death" for r in REGIMES)], rows)
+
+    doc.heading("Table 3 (detail): rates with 95% bootstrap CIs, and the paper's values", 3)
+    rows = []
+    for model in models:
+        ref_model = paper.paper_model(model)
+        for modality in modalities:
+            for regime in REGIMES:
+                for strategy in STRATEGY_ORDER:
+                    r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy)
+                    if r is None:
+                        rows.append(
+                            [figures.short(model), modality, regime, strategy, "0", MISSING, "", "", "", "", ""]
+                        )
+                        continue
+                    ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if modality == "text" else None
+                    rows.append(
+                        [
+                            figures.short(model),
+                            modality,
+                            regime,
+                            strategy,
+                            f"{r.episodes} ({r.seeds} seeds)",
+                            f"{pct(r.success)} [{pct(r.success_low)}, {pct(r.success_high)}]",
+                            f"{pct(r.death)} [{pct(r.death_low)}, {pct(r.death_high)}]",
+                            pct(r.timeout),
+                            f"{r.fallbacks} / {r.died_on_stale}",
+                            beside(r.success, ref["success"]) if ref else "",
+                            beside(r.death, ref["death"]) if ref else "",
+                        ]
+                    )
+    doc.table(
+        [
+            "model",
+            "obs",
+            "regime",
+            "strategy",
+            "episodes",
+            "success [95% CI]",
+            "death [95% CI]",
+            "timeout",
+            "fallbacks / died on stale",
+            "paper success",
+            "paper death",
+        ],
+        rows,
+    )
+
+    tests = strategy_tests(nav)
+    doc.heading("Paired tests between strategies", 3)
+    if tests.empty:
+        doc.para(f"{MISSING}: no regime has two strategies on shared seeds.")
+    else:
+        doc.para(
+            f"Wilcoxon signed-rank (two-sided) over per-seed rates on shared seeds; Holm-adjusted over all "
+            f"{len(tests)} tests of this table; significant at alpha = {ALPHA} after adjustment. McNemar (exact) on "
+            "success paired by seed x episode. Δ = mean per-seed rate of A - B."
+        )
+        rows = []
+        for _, t in tests.iterrows():
+            ref_model = paper.paper_model(str(t.model))
+            contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if t.metric == "success" else None
+            rows.append(
+                [
+                    figures.short(str(t.model)),
+                    str(t.regime),
+                    f"{figures.STRATEGY_NAMES[t.a]} vs {figures.STRATEGY_NAMES[t.b]}",
+                    str(t.metric),
+                    f"{t.seeds} ({t.nonzero} ≠ 0)",
+                    f"{100 * t.difference:+.1f} pp",
+                    pvalue(t.p),
+                    pvalue(t.p_holm),
+                    "yes" if t.significant else "no",
+                    "" if t.metric != "success" else f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
+                    contrast or "",
+                ]
+            )
+        doc.table(
+            [
+                "model",
+                "regime",
+                "A vs B",
+                "rate",
+                "seeds",
+                "Δ",
+                "Wilcoxon p",
+                "Holm p",
+                f"sig. (alpha={ALPHA})",
+                "McNemar only A/only B",
+                "paper",
+            ],
+            rows,
+        )
+
+    doc.heading("Fig. 5: NoFilter / OMCD / Oracle", 3)
+    doc.figure(figures.fig5_filtering(rates, out / "fig5_filtering.png"), "Fig. 5: success rate, 95% bootstrap CI")
+
+    doc.heading("Table 6 and Fig. 6: steps by outcome", 3)
+    rows = []
+    for model in models:
+        ref_model = paper.paper_model(model) or ""
+        for regime in REGIMES:
+            for strategy in STRATEGY_ORDER:
+                r = _cell(rates, model=model, regime=regime, strategy=strategy)
+                if r is None:
+                    rows.append([figures.short(model), regime, strategy, MISSING, MISSING, MISSING, ""])
+                    continue
+                cells = []
+                refs = []
+                for outcome in ("success", "death", "timeout"):
+                    n = int(r[f"n_{outcome}"])
+                    cells.append(f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)")
+                    steps = paper.STEPS.get((ref_model, strategy, outcome)) if regime == paper.STEPS_REGIME else None
+                    if steps is not None:
+                        refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], steps, as_pct=False, digits=1)}")
+                rows.append([figures.short(model), regime, strategy, *cells, "; ".join(refs)])
+    doc.table(["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], rows)
+    doc.figure(figures.fig6_steps(rates, out / "fig6_steps.png"), "Fig. 6: mean steps by outcome and strategy")
+
+
+# --- detection -------------------------------------------------------------------
+
+
+def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -> None:
+    doc.heading("Detection")
+    if det.empty:
+        doc.para(f"Fig. 3, 4, 7, 8, 9 and Table 5: {MISSING} (no detection log).")
+        return
+    main = main_detection(det)
+    summary = detection_summary(main)
+    models = sorted(det.model.unique())
+    doc.heading("Fig. 3: F1 by model x regime x modality", 3)
+    rows = []
+    for model in models:
+        ref_model = paper.paper_model(model) or ""
+        for modality in [*MODALITIES, *(m for m in sorted(set(summary.modality)) if m not in MODALITIES)]:
+            for regime in REGIMES:
+                r = _cell(summary, model=model, regime=regime, modality=modality)
+                if r is None:
+                    rows.append([figures.short(model), modality, regime, "0", MISSING, "", "", "", "", ""])
+                    continue
+                rows.append(
+                    [
+                        figures.short(model),
+                        modality,
+                        regime,
+                        f"{r.seeds} (B={r.batch_size})",
+                        f"{r.f1_mean:.3f} ± {num(r.f1_std)}",
+                        f"[{num(r.f1_low)}, {num(r.f1_high)}]",
+                        f"{r.precision:.3f} / {r.recall:.3f}",
+                        f"{r.calls_per_seed:.1f}",
+                        f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}",
+                        "",
+                    ]
+                )
+            overall = summary[(summary.model == model) & (summary.modality == modality)]
+            ref = paper.DETECTION_F1.get((ref_model, modality))
+            if ref is not None and len(overall):
+                rows.append(
+                    [
+                        figures.short(model),
+                        modality,
+                        "mean of L1-L3",
+                        "",
+                        f"{overall.f1_mean.mean():.3f}",
+                        "",
+                        "",
+                        "",
+                        "",
+                        beside(float(overall.f1_mean.mean()), ref, as_pct=False),
+                    ]
+                )
+    doc.table(
+        [
+            "model",
+            "obs",
+            "regime",
+            "seeds",
+            "F1 mean ± std",
+            "95% CI",
+            "P / R",
+            "calls a seed",
+            "unparseable / unanswered / unknown ids",
+            "paper",
+        ],
+        rows,
+    )
+    doc.figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds")
+
+    mod = modality_tests(det)
+    if not mod.empty:
+        doc.para(
+            "Vision vs text F1, paired by (regime, seed), Wilcoxon signed-rank, Holm-adjusted over models "
+            f"(alpha = {ALPHA})."
+        )
+        rows = []
+        for _, t in mod.iterrows():
+            ref = paper.VISION_DELTA.get(paper.paper_model(str(t.model)) or "")
+            rows.append(
+                [
+                    figures.short(str(t.model)),
+                    str(t.pairs),
+                    f"{t.difference:+.3f}",
+                    pvalue(t.p),
+                    pvalue(t.p_holm),
+                    "yes" if t.significant else "no",
+                    beside(t.difference, ref, as_pct=False) if ref is not None else "",
+                ]
+            )
+        doc.table(["model", "pairs", "Δ F1 (vision - text)", "Wilcoxon p", "Holm p", "significant", "paper"], rows)
+
+    flags = flag_rates(det)
+    doc.heading("Fig. 4: flag rate by memory claim x current truth (L1+L2)", 3)
+    rows = []
+    for _, f in flags.iterrows():
+        ref_model = paper.paper_model(str(f.model)) or ""
+        refs = [
+            f"{cell} {beside(f[cell], paper.FLAG_RATES[(ref_model, cell)])}"
+            for cell in FLAG_CELLS
+            if (ref_model, cell) in paper.FLAG_RATES and f.modality == "vision"
+        ]
+        rows.append(
+            [figures.short(str(f.model)), str(f.modality)]
+            + [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
+            + ["; ".join(refs)]
+        )
+    doc.table(["model", "obs", *FLAG_CELLS, "paper"], rows)
+    doc.para(
+        "SAFE_hole: a SAFE claim about a cell now a hole (deadly stale, a thaw); DANGER_safe: a DANGER claim "
+        "about a cell now safe (a freeze); the other two cells are valid entries, whose flags are false alarms."
+    )
+    doc.figure(figures.fig4_flags(flags, out / "fig4_flags.png"), "Fig. 4: flag rate by claim x truth")
+
+    doc.heading("Fig. 7: precision-recall per run", 3)
+    doc.figure(
+        figures.fig7_precision_recall(summary, out / "fig7_precision_recall.png"),
+        "Fig. 7: mean precision and recall per (model, modality, regime), iso-F1 contours",
+    )
+
+    tf = thaw_freeze(det)
+    doc.heading("Fig. 8: thaw vs freeze recall", 3)
+    rows = []
+    for _, t in tf.iterrows():
+        ref_model = paper.paper_model(str(t.model)) or ""
+        refs = [
+            f"{kind} {beside(t[kind], paper.THAW_FREEZE[(ref_model, t.regime, kind)])}"
+            for kind in ("thaw", "freeze")
+            if (ref_model, t.regime, kind) in paper.THAW_FREEZE and t.modality == "vision"
+        ]
+        gap = t.thaw - t.freeze
+        rows.append(
+            [
+                figures.short(str(t.model)),
+                str(t.modality),
+                str(t.regime),
+                f"{pct(t.thaw)} (N={t.thaw_n})",
+                f"{pct(t.freeze)} (N={t.freeze_n})",
+                "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp",
+                "; ".join(refs),
+            ]
+        )
+    doc.table(["model", "obs", "regime", "thaw recall", "freeze recall", "gap", "paper"], rows)
+    doc.figure(figures.fig8_thaw_freeze(tf, out / "fig8_thaw_freeze.png"), "Fig. 8: recall by change direction")
+
+    doc.heading("Fig. 9: per-seed F1 vs OMCD success", 3)
+    pairs, corr = f1_vs_success(det, nav) if not nav.empty else (pd.DataFrame(), pd.DataFrame())
+    if corr.empty:
+        doc.para(f"{MISSING}: needs text detection and text OMCD navigation on shared seeds.")
+    else:
+        rows = [
+            [
+                figures.short(str(c.model)),
+                str(c.regime),
+                str(c.seeds),
+                _corr(c.pearson_r, c.pearson_p),
+                _corr(c.spearman_rho, c.spearman_p),
+            ]
+            for _, c in corr.iterrows()
+        ]
+        doc.table(["model", "regime", "seeds", "Pearson r (p)", "Spearman rho (p)"], rows)
+        doc.para(f"Paper: {paper.CORRELATION}. 'undefined' means one side is constant over the seeds.")
+        doc.figure(
+            figures.fig9_f1_success(pairs, corr, out / "fig9_f1_success.png"), "Fig. 9: per-seed F1 vs OMCD success"
+        )
+
+    doc.heading("Table 5: batch size vs F1 and calls (L1, text)", 3)
+    sweep = batch_sweep(det)
+    rows = []
+    for model in models:
+        sweep_model = paper.paper_model(model)
+        base = _cell(sweep, model=model, batch_size=MAIN_BATCH_SIZE)
+        for b in SWEEP:
+            r = _cell(sweep, model=model, batch_size=b)
+            if r is None:
+                rows.append([figures.short(model), str(b), "0", MISSING, MISSING, "", ""])
+                continue
+            delta = math.nan if base is None else r.f1_mean - base.f1_mean
+            ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" else None
+            rows.append(
+                [
+                    figures.short(model),
+                    str(b),
+                    str(r.seeds),
+                    f"{r.f1_mean:.3f} ± {num(r.f1_std)}",
+                    f"{r.calls_per_seed:.1f}",
+                    "-" if math.isnan(delta) else f"{delta:+.3f}",
+                    "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
+                ]
+            )
+    doc.table(["model", "B", "seeds", "F1 mean ± std", "calls a seed", "F1 - F1(B=10)", "paper F1 - F1(B=10)"], rows)
+    doc.para(
+        f"Calls a seed are ⌈64/B⌉ = 64, 13, 7, 4 at n = 8. The paper's B=10 F1 for GPT-4o is about "
+        f"{paper.BATCH_F1_B10} (App. D). Run `spatialstale study --batch-sweep` to fill this table."
+    )
+
+
+def _corr(value: float, p: float) -> str:
+    return "undefined" if math.isnan(value) else f"{value:+.3f} ({pvalue(p)})"
+
+
+def _method(doc: Document) -> None:
+    doc.heading("Method")
+    doc.para(
+        "Navigation rates are over episodes (seed x epoch). Confidence intervals are percentile bootstraps of "
+        f"the mean of per-seed values ({BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}), so episodes of "
+        "one seed move together. Paired Wilcoxon signed-rank tests use per-seed rates on the seeds both "
+        "conditions share (zero differences dropped; p = 1 when all are zero), Holm-adjusted within each table. "
+        "Detection F1 is per seed (L3 sums a seed's windows first); mean and sample standard deviation over "
+        f"seeds; the main matrix uses B = {MAIN_BATCH_SIZE}. Flag rates and thaw/freeze recall pool the entries "
+        "of all seeds, as the paper's Fig. 4 and 8 do. Where a log set holds the same sample twice, the newest "
+        "log wins."
+    )

@@ -1,0 +1,279 @@
+"""Aggregations of the tidy tables: the numbers every table and figure shows.
+
+Units: a navigation rate is over episodes (seed x epoch); its confidence interval
+resamples seeds (a cluster bootstrap of per-seed rates), and paired tests compare
+per-seed rates on the seeds both strategies share. Detection F1 is per seed (L3
+pools a seed's windows first); mean and sample std (ddof=1) over seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from spatialstale.solvers import STRATEGIES
+
+from ._load import FLAG_CELLS, OUTCOMES
+from ._stats import ALPHA, bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon
+
+REGIMES = ("L1", "L2", "L3")
+STRATEGY_ORDER = tuple(STRATEGIES)
+MAIN_BATCH_SIZE = 10
+CONTRASTS: tuple[tuple[str, str], ...] = (
+    ("nofilter", "nomemory"),
+    ("selfverify", "nofilter"),
+    ("omcd", "nofilter"),
+    ("omcd", "selfverify"),
+    ("omcd", "nomemory"),
+    ("oracle", "nofilter"),
+    ("oracle", "omcd"),
+)
+"""The paper's paired contrasts (A vs B) between memory strategies."""
+
+
+def _sd(values: pd.Series) -> float:
+    return float(values.std(ddof=1)) if len(values) > 1 else math.nan
+
+
+def per_seed_rates(nav: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, regime, modality, strategy, seed): outcome rates over its episodes."""
+    keys = ["model", "regime", "modality", "strategy", "seed"]
+    return nav.groupby(keys, as_index=False).agg(
+        episodes=("epoch", "size"), success=("success", "mean"), death=("death", "mean"), timeout=("timeout", "mean")
+    )
+
+
+def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: per (model, regime, modality, strategy) the outcome rates over
+    episodes, with seeded bootstrap CIs over seeds and mean steps by outcome."""
+    rows = []
+    seeds = per_seed_rates(nav)
+    for key, group in nav.groupby(["model", "regime", "modality", "strategy"]):
+        model, regime, modality, strategy = key
+        per_seed = seeds[
+            (seeds.model == model)
+            & (seeds.regime == regime)
+            & (seeds.modality == modality)
+            & (seeds.strategy == strategy)
+        ]
+        row = {
+            "model": model,
+            "regime": regime,
+            "modality": modality,
+            "strategy": strategy,
+            "episodes": len(group),
+            "seeds": group.seed.nunique(),
+            "fallbacks": int(group.fallbacks.sum()),
+            "died_on_stale": int(group.died_on_stale.sum()),
+        }
+        for outcome in OUTCOMES:
+            row[outcome] = float(group[outcome].mean())
+            steps = group.loc[group.outcome == outcome, "steps"]
+            row[f"steps_{outcome}"] = float(steps.mean()) if len(steps) else math.nan
+            row[f"n_{outcome}"] = len(steps)
+        for outcome in ("success", "death"):
+            low, high = bootstrap_ci(list(per_seed[outcome]))
+            row[f"{outcome}_low"], row[f"{outcome}_high"] = low, high
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CONTRASTS) -> pd.DataFrame:
+    """Paired Wilcoxon (per-seed success and death rates) and exact McNemar (success
+    by seed x episode) for each contrast within each (model, regime, modality); Holm
+    adjusts the Wilcoxon p-values across the whole family of the report."""
+    seeds = per_seed_rates(nav)
+    rows = []
+    for (model, regime, modality), group in seeds.groupby(["model", "regime", "modality"]):
+        episodes = nav[(nav.model == model) & (nav.regime == regime) & (nav.modality == modality)]
+        for a, b in contrasts:
+            left = group[group.strategy == a].set_index("seed")
+            right = group[group.strategy == b].set_index("seed")
+            shared = sorted(set(left.index) & set(right.index))
+            if not shared:
+                continue
+            ea = episodes[episodes.strategy == a].set_index(["seed", "epoch"]).success
+            eb = episodes[episodes.strategy == b].set_index(["seed", "epoch"]).success
+            pairs = sorted(set(ea.index) & set(eb.index))
+            mc = mcnemar([ea[p] for p in pairs], [eb[p] for p in pairs])
+            for metric in ("success", "death"):
+                w = paired_wilcoxon(list(left.loc[shared, metric]), list(right.loc[shared, metric]))
+                rows.append(
+                    {
+                        "model": model,
+                        "regime": regime,
+                        "modality": modality,
+                        "a": a,
+                        "b": b,
+                        "metric": metric,
+                        "seeds": w.n,
+                        "nonzero": w.nonzero,
+                        "difference": w.mean_difference,
+                        "W": w.statistic,
+                        "p": w.p,
+                        "mcnemar_pairs": mc.n if metric == "success" else math.nan,
+                        "only_a": mc.only_a if metric == "success" else math.nan,
+                        "only_b": mc.only_b if metric == "success" else math.nan,
+                        "mcnemar_p": mc.p if metric == "success" else math.nan,
+                    }
+                )
+    table = pd.DataFrame(rows)
+    if not table.empty:
+        table["p_holm"] = holm(list(table.p))
+        table["significant"] = table.p_holm < ALPHA
+    return table
+
+
+def main_detection(det: pd.DataFrame) -> pd.DataFrame:
+    """The detection rows of the main matrix: B=10 where it was run, else each
+    (model, regime, modality)'s most common batch size."""
+    if det.empty:
+        return det
+    keep = []
+    for _, group in det.groupby(["model", "regime", "modality"]):
+        sizes = group.batch_size
+        b = MAIN_BATCH_SIZE if (sizes == MAIN_BATCH_SIZE).any() else int(sizes.mode().iloc[0])
+        keep.append(group[sizes == b])
+    return pd.concat(keep, ignore_index=True)
+
+
+def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 3: per (model, regime, modality, batch size) mean ± std of per-seed F1,
+    its bootstrap CI, mean precision and recall, calls and answer problems."""
+    rows = []
+    for (model, regime, modality, b), group in det.groupby(["model", "regime", "modality", "batch_size"]):
+        low, high = bootstrap_ci(list(group.f1))
+        rows.append(
+            {
+                "model": model,
+                "regime": regime,
+                "modality": modality,
+                "batch_size": int(b),
+                "seeds": len(group),
+                "f1_mean": float(group.f1.mean()),
+                "f1_std": _sd(group.f1),
+                "f1_low": low,
+                "f1_high": high,
+                "precision": float(group.precision.mean()),
+                "recall": float(group.recall.mean()),
+                "calls_per_seed": float(group.calls.mean()),
+                "unparseable": int(group.unparseable.sum()),
+                "unanswered": int(group.unanswered.sum()),
+                "unknown_ids": int(group.unknown_ids.sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def modality_tests(det: pd.DataFrame) -> pd.DataFrame:
+    """Vision vs text per model: paired Wilcoxon over (regime, seed) pairs of F1, Holm-adjusted."""
+    main = main_detection(det)
+    rows = []
+    for model, group in main.groupby("model"):
+        text = group[group.modality == "text"].set_index(["regime", "seed"]).f1
+        vision = group[group.modality == "vision"].set_index(["regime", "seed"]).f1
+        shared = sorted(set(text.index) & set(vision.index))
+        if not shared:
+            continue
+        w = paired_wilcoxon([vision[k] for k in shared], [text[k] for k in shared])
+        rows.append({"model": model, "pairs": w.n, "difference": w.mean_difference, "W": w.statistic, "p": w.p})
+    table = pd.DataFrame(rows)
+    if not table.empty:
+        table["p_holm"] = holm(list(table.p))
+        table["significant"] = table.p_holm < ALPHA
+    return table
+
+
+def flag_rates(det: pd.DataFrame, regimes: Sequence[str] = ("L1", "L2")) -> pd.DataFrame:
+    """Fig. 4: per (model, modality) the share of entries flagged in each claim x truth
+    cell, pooled over the judgments of ``regimes`` (the paper pools L1 and L2)."""
+    main = main_detection(det)
+    main = main[main.regime.isin(regimes)]
+    rows = []
+    for (model, modality), group in main.groupby(["model", "modality"]):
+        row: dict[str, object] = {"model": model, "modality": modality}
+        for cell in FLAG_CELLS:
+            flagged, total = group[f"{cell}_flagged"].sum(), group[f"{cell}_total"].sum()
+            row[cell] = float(flagged / total) if total else math.nan
+            row[f"{cell}_n"] = int(total)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def thaw_freeze(det: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 8: per (model, modality, regime) pooled per-entry recall of thaws and freezes."""
+    main = main_detection(det)
+    rows = []
+    for (model, modality, regime), group in main.groupby(["model", "modality", "regime"]):
+        row: dict[str, object] = {"model": model, "modality": modality, "regime": regime}
+        for kind in ("thaw", "freeze"):
+            hits, total = group[f"{kind}_detected"].sum(), group[f"{kind}_total"].sum()
+            row[kind] = float(hits / total) if total else math.nan
+            row[f"{kind}_n"] = int(total)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 9: per-seed text detection F1 against per-seed text OMCD success, paired
+    by (model, regime, seed); and Pearson/Spearman per (model, regime)."""
+    main = main_detection(det)
+    f1 = main[main.modality == "text"][["model", "regime", "seed", "f1"]]
+    seeds = per_seed_rates(nav)
+    omcd = seeds[(seeds.strategy == "omcd") & (seeds.modality == "text")][["model", "regime", "seed", "success"]]
+    pairs = f1.merge(omcd, on=["model", "regime", "seed"], how="inner")
+    rows = []
+    for (model, regime), group in pairs.groupby(["model", "regime"]):
+        c = correlations(list(group.f1), list(group.success))
+        rows.append(
+            {
+                "model": model,
+                "regime": regime,
+                "seeds": c.n,
+                "pearson_r": c.pearson_r,
+                "pearson_p": c.pearson_p,
+                "spearman_rho": c.spearman_rho,
+                "spearman_p": c.spearman_p,
+            }
+        )
+    return pairs, pd.DataFrame(rows)
+
+
+def batch_sweep(det: pd.DataFrame, regime: str = "L1", modality: str = "text") -> pd.DataFrame:
+    """Table 5: per (model, batch size) on ``regime`` ``modality``: F1 and calls per seed."""
+    part = det[(det.regime == regime) & (det.modality == modality)]
+    rows = []
+    for (model, b), group in part.groupby(["model", "batch_size"]):
+        rows.append(
+            {
+                "model": model,
+                "batch_size": int(b),
+                "seeds": len(group),
+                "f1_mean": float(group.f1.mean()),
+                "f1_std": _sd(group.f1),
+                "calls_per_seed": float(group.calls.mean()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def stale_ratios(det: pd.DataFrame, nav_meta: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The suite's own stale ratio per regime (end of episode), over the distinct seeds logged."""
+    frame = det[["regime", "seed", "stale_ratio"]].drop_duplicates(["regime", "seed"])
+    rows = []
+    for regime, group in frame.groupby("regime"):
+        values = group.stale_ratio.to_numpy(dtype=float)
+        rows.append(
+            {
+                "regime": regime,
+                "seeds": len(values),
+                "mean": float(np.mean(values)),
+                "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
+                "min": float(np.min(values)),
+                "max": float(np.max(values)),
+            }
+        )
+    return pd.DataFrame(rows)
