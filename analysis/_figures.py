@@ -63,10 +63,14 @@ def _legend_right(ax: Axes, title: str | None = None) -> None:
     ax.legend(title=title, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
 
-def _label_bars(ax: Axes, xs: np.ndarray, values: list[float], digits: int = 2) -> None:
-    """Write each bar's value above it (so a zero bar is told apart from a missing one)."""
-    for x, v in zip(xs, values, strict=True):
-        text, y = ("missing", 0.02) if math.isnan(v) else (f"{v:.{digits}f}", v + 0.02)
+def _label_bars(
+    ax: Axes, xs: np.ndarray, values: list[float], above: list[float] | None = None, digits: int = 2
+) -> None:
+    """Write each bar's value above it and its error bar (``above``), so that a zero
+    bar is told apart from a missing one."""
+    extra = above or [0.0] * len(values)
+    for x, v, e in zip(xs, values, extra, strict=True):
+        text, y = ("missing", 0.02) if math.isnan(v) else (f"{v:.{digits}f}", v + (0 if math.isnan(e) else e) + 0.02)
         ax.text(
             x, y, text, rotation=90, ha="center", va="bottom", fontsize=7, color="grey" if math.isnan(v) else "black"
         )
@@ -101,10 +105,10 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
                 label=modality,
                 color=MODALITY_COLOURS[modality],
             )
-            _label_bars(ax, x + (k - (len(modalities) - 1) / 2) * width, means)
+            _label_bars(ax, x + (k - (len(modalities) - 1) / 2) * width, means, stds)
         ax.set_title(regime)
         ax.set_xticks(x, [short(m) for m in models], rotation=20, ha="right")
-        ax.set_ylim(0, 1.25)
+        ax.set_ylim(0, 1.3)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("detection F1 (mean ± std over seeds)")
     _legend_right(axes[0][-1], title="observation")
