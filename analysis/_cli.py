@@ -17,7 +17,9 @@ from ._load import LogError, read_logs
 from ._study import DEFAULT_BATCH_SIZE, STUDY_REGIMES, Study, run_study, study_seeds, study_tasks
 from ._text import demo_tables
 
-DEMO_MODELS = ("spatialstale/observer", "spatialstale/credulous")
+DEMO_OBSERVER = "spatialstale/observer"
+DEMO_CREDULOUS = "spatialstale/credulous"
+DEMO_MODELS = (DEMO_OBSERVER, DEMO_CREDULOUS)
 DEMO_SEEDS = 5
 DEMO_EPISODES = 1
 
@@ -153,12 +155,23 @@ def _demo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     seeds = study_seeds(None, args.n_seeds)
     tasks = study_tasks(seeds=seeds, episodes=args.episodes)
-    study = Study(DEMO_MODELS, tasks, log_dir=args.log_dir)
+    # Each model audits itself; then the credulous navigator with the observer as its
+    # auditor, where OMCD should match Oracle. Separate eval sets, one folder each.
+    studies = [
+        Study(DEMO_MODELS, tasks, log_dir=str(Path(args.log_dir) / "self-audit")),
+        Study(
+            (DEMO_CREDULOUS,),
+            study_tasks(seeds=seeds, episodes=args.episodes, detection_on=False),
+            auditor=DEMO_OBSERVER,
+            log_dir=str(Path(args.log_dir) / "observer-audit"),
+        ),
+    ]
     print(
-        f"SpatialSTALE demo: {', '.join(DEMO_MODELS)} (each auditing itself); seeds {', '.join(map(str, seeds))}; "
-        f"detection text+vision and navigation (every strategy, {args.episodes} episode(s)) on L1-L3"
+        f"SpatialSTALE demo: {', '.join(DEMO_MODELS)} (each auditing itself), and {DEMO_CREDULOUS} audited by "
+        f"{DEMO_OBSERVER}; seeds {', '.join(map(str, seeds))}; detection text+vision and navigation "
+        f"(every strategy, {args.episodes} episode(s)) on L1-L3"
     )
-    ok, _ = run_study(study, display=args.display)
+    ok = all(run_study(study, display=args.display)[0] for study in studies)
     if not ok:
         print(f"the demo's eval set did not complete; run it again to resume ({args.log_dir})", file=sys.stderr)
         return 1
