@@ -11,10 +11,6 @@ from ._types import Action, Cell, Change, Grid, Pos
 HOLE_PROBABILITY = 0.25
 
 
-def start_pos(size: int) -> Pos:
-    return (0, 0)
-
-
 def goal_pos(size: int) -> Pos:
     return (size - 1, size - 1)
 
@@ -123,15 +119,6 @@ def shortest_path(grid: Grid, start: Pos, goal: Pos) -> list[Pos] | None:
                 parent[nxt] = pos
                 frontier.append(nxt)
     return None
-
-
-def action_between(a: Pos, b: Pos) -> Action:
-    """The action that moves from ``a`` to the adjacent cell ``b``."""
-    delta = (b[0] - a[0], b[1] - a[1])
-    for action in Action:
-        if action.delta == delta:
-            return action
-    raise ValueError(f"{a} and {b} are not adjacent")
 
 
 def greedy_action(pos: Pos, goal: Pos) -> Action:

@@ -10,7 +10,7 @@ from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal
 from ._memory import build_memory
 from ._regimes import REGIMES, cluster_changes, online_schedule, spot_changes
 from ._rng import Stream
-from ._types import Cell, Change, Event, Grid, MemoryEntry, Pos
+from ._types import Change, Event, Grid, MemoryEntry, Pos
 
 MASTER_SEED = 2024
 N_DEFAULT_SEEDS = 50
@@ -188,7 +188,3 @@ def _make_instance(seed: int, regime: str, size: int) -> Instance:
     elif regime == "L3":
         schedule = online_schedule(g0, Stream(seed, size, "L3"))
     return Instance(seed=seed, regime=regime, size=size, g0=g0, memory=memory, changes=changes, schedule=schedule)
-
-
-def is_start_or_goal(instance: Instance, pos: Pos) -> bool:
-    return cell_at(instance.g0, pos) in (Cell.START, Cell.GOAL)

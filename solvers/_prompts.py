@@ -71,7 +71,6 @@ NO_MEMORY = "Memory: (none)"
 
 ACTION_WORDS = {"UP": Action.UP, "DOWN": Action.DOWN, "LEFT": Action.LEFT, "RIGHT": Action.RIGHT}
 
-_MEMORY_ID = re.compile(r"\bmem_\d{3,}\b", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _WORD = re.compile(r"\b(UP|DOWN|LEFT|RIGHT)\b", re.IGNORECASE)
@@ -344,8 +343,3 @@ def parse_action(text: str) -> Action | None:
     if len(words) == 1:
         return ACTION_WORDS[words.pop()]
     return None
-
-
-def mentioned_ids(text: str) -> list[str]:
-    """Memory ids mentioned anywhere in a text (for transcripts and diagnostics)."""
-    return [m.lower() for m in _MEMORY_ID.findall(text)]
