@@ -279,6 +279,7 @@ def llama_server(
     api_key: str | None = None,
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     log_dir: Path | str | None = None,
+    port: int | None = None,
 ) -> Iterator[str]:
     """Serve ``gguf`` with llama.cpp on 127.0.0.1 and a free port; yield its base URL.
 
@@ -298,6 +299,7 @@ def llama_server(
         startup_timeout: seconds to wait for ``/v1/models`` to answer.
         log_dir: where the server log and its chat template go (a temporary folder,
             removed afterwards, when None).
+        port: the port to listen on (a free one when None).
 
     Raises:
         LlamaServerError: when the model, llama_cpp or a ready server cannot be had.
@@ -312,7 +314,7 @@ def llama_server(
         tokenizer_config = folder / "tokenizer_config.json"
         tokenizer_config.write_text(json.dumps(chat_template_config(model_file, python), indent=1))
         log = folder / "llama_server.log"
-        port = free_port()
+        port = port or free_port()
         base_url = f"http://127.0.0.1:{port}/v1"
         command = server_command(
             python,

@@ -17,6 +17,9 @@ Example::
     python -m spatialstale.agents.llama_server --provider both --tasks detection,navigation \\
         -T regime=L2 -T n_seeds=2 -T max_steps=10 --log-dir logs/smollm2
 
+``--serve`` only starts the server and prints the two ``inspect eval`` command lines
+that reach it, until Ctrl-C.
+
 ``--server-python`` names an interpreter with ``llama-cpp-python[server]`` when it
 is not installed beside the suite (default ``$SPATIALSTALE_LLAMA_PYTHON``, else this
 one). Defaults are sized for a few minutes on two cores: two seeds for detection,
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import secrets
+import signal
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -342,7 +346,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--startup-timeout", type=float, default=DEFAULT_STARTUP_TIMEOUT, help="seconds to wait for the server"
     )
     parser.add_argument("--display", default="none", help="Inspect's display: none, plain, full, ... (default none)")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="only serve: print how to reach the server, run no task, stop on Ctrl-C",
+    )
+    parser.add_argument("--port", type=int, default=None, help="the server's port (default: a free one)")
     return parser
+
+
+def serve_forever(base_url: str, api_key: str, model_name: str) -> None:
+    """Print how to reach the server through either provider, then wait for Ctrl-C."""
+    print(
+        "Reach it with either of:\n"
+        f"  {SERVICE.upper()}_BASE_URL={base_url} {SERVICE.upper()}_API_KEY={api_key} \\\n"
+        f"    inspect eval spatialstale/detection --model openai-api/{SERVICE}/{model_name} -T n_seeds=2\n"
+        f"  VLLM_BASE_URL={base_url} VLLM_API_KEY={api_key} \\\n"
+        f"    inspect eval spatialstale/detection --model vllm/{model_name} -T n_seeds=2\n"
+        "Ctrl-C stops the server.",
+        flush=True,
+    )
+    # Ctrl-C must work even when the shell started us with SIGINT ignored (a background job)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping the server", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -356,6 +386,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     api_key = secrets.token_urlsafe(16)
     started = time.monotonic()
+    # the server runs in its own session, so a plain SIGTERM (a CI timeout, `kill`) would
+    # orphan it: turn SIGTERM into an exit that runs the server's cleanup
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         with llama_server(
             options.gguf,
@@ -365,8 +398,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_threads=options.n_threads,
             api_key=api_key,
             startup_timeout=options.startup_timeout,
+            port=options.port,
         ) as base_url:
             print(f"llama.cpp server ready at {base_url} after {time.monotonic() - started:.1f} s", flush=True)
+            if options.serve:
+                serve_forever(base_url, api_key, options.model_name)
+                return 0
             print(
                 f"running {', '.join(options.tasks)} through {', '.join(options.provider)} "
                 f"(minutes on a CPU; --display plain shows progress)",

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -269,6 +270,32 @@ def test_the_launcher_runs_both_tasks_through_both_providers(
                 # and never gives a verdict: every entry is counted unanswered
                 assert (score.value["calls"], score.value["unanswered"]) == (7, 64)
     assert "LLAMACPP_BASE_URL" not in os.environ
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_serve_mode_stops_the_server_on_a_signal(
+    fake_llama: Path, signum: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
+    command = [sys.executable, "-m", "spatialstale.agents.llama_server", "--serve"]
+    launcher = subprocess.Popen(
+        [*command, "--gguf", str(fake_llama), "--server-python", sys.executable],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert launcher.stdout is not None
+        lines: list[str] = []
+        while not lines or (lines[-1] and "Ctrl-C stops the server." not in lines[-1]):
+            lines.append(launcher.stdout.readline())
+        assert "LLAMACPP_BASE_URL=http://127.0.0.1:" in "".join(lines), lines
+        pids = json.loads(Path(os.environ["FAKE_LLAMA_PIDS"]).read_text())
+        launcher.send_signal(signum)
+        launcher.wait(timeout=30)
+        assert all(wait_dead(pid) for pid in pids), "the server outlived its launcher"
+    finally:
+        launcher.kill()
+        launcher.wait()
 
 
 # --- the chat template, through llama-cpp-python's own formatter ----------------------
