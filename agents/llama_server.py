@@ -366,8 +366,6 @@ def serve_forever(base_url: str, api_key: str, model_name: str) -> None:
         "Ctrl-C stops the server.",
         flush=True,
     )
-    # Ctrl-C must work even when the shell started us with SIGINT ignored (a background job)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         while True:
             time.sleep(3600)
@@ -386,9 +384,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     api_key = secrets.token_urlsafe(16)
     started = time.monotonic()
-    # the server runs in its own session, so a plain SIGTERM (a CI timeout, `kill`) would
-    # orphan it: turn SIGTERM into an exit that runs the server's cleanup
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         with llama_server(
             options.gguf,
@@ -434,4 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # The server runs in its own session, so a plain SIGTERM (a CI timeout, `kill`) would
+    # orphan it: turn SIGTERM into an exit that runs the server's cleanup. And Ctrl-C
+    # must work even when a shell started us with SIGINT ignored (a background job).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(main())

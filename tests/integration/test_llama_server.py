@@ -294,8 +294,14 @@ def test_serve_mode_stops_the_server_on_a_signal(
         launcher.wait(timeout=30)
         assert all(wait_dead(pid) for pid in pids), "the server outlived its launcher"
     finally:
-        launcher.kill()
-        launcher.wait()
+        # on a failed assertion, still let the launcher stop its server (SIGKILL would orphan it)
+        if launcher.poll() is None:
+            launcher.terminate()
+            try:
+                launcher.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                launcher.kill()
+                launcher.wait()
 
 
 # --- the chat template, through llama-cpp-python's own formatter ----------------------
