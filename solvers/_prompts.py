@@ -281,6 +281,9 @@ def parse_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
             continue
         result.verdicts[mid] = (stale, reason[:500])
     result.unanswered = [mid for mid in batch if mid not in result.verdicts]
+    if batch and not result.verdicts and result.error is None:
+        # JSON, but not one usable verdict for this batch: as unusable as prose.
+        result.error = "no verdict for any entry of the batch"
     return result
 
 

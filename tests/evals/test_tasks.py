@@ -97,7 +97,7 @@ def test_unparseable_and_unknown_answers_are_counted(tmp_path: Path) -> None:
     script = Script(audit_answer=lambda ids, flagged: next(answers))
     log = run(detection(regime="L1", seeds=[SEED]), script, tmp_path)
     v = value((log.samples or [])[0], "stale_f1")
-    assert v["unparseable"] == 4  # calls 1, 3, 5, 7 of 7
+    assert v["unparseable"] == 7  # prose (calls 1, 3, 5, 7) and unknown ids only (2, 4, 6)
     assert v["unknown_ids"] == 3
     assert v["unanswered"] == 64
     assert v["tp"] == 0 and v["fp"] == 0

@@ -105,3 +105,9 @@ def test_action_shapes() -> None:
 @given(st.text(max_size=300))
 def test_action_never_crashes(text: str) -> None:
     assert parse_action(text) in (None, *Action)
+
+
+def test_audit_json_without_a_usable_verdict_is_unparseable() -> None:
+    assert parse_audit('{"action": "RIGHT"}', BATCH).error is not None
+    assert parse_audit('[{"memory_id": "mem_001", "reason": "S"}]', BATCH).error is not None
+    assert parse_audit('[{"memory_id": "mem_009", "is_stale": true}]', BATCH).error is not None
