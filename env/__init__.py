@@ -27,6 +27,7 @@ from ._instance import (
     validate_seed,
     validate_size,
 )
+from ._memory import entry_id
 from ._regimes import REGIMES
 from ._render import CELL_PX, COLOURS, probe_pixel, render_image, render_png, render_rgb, text_observation
 from ._types import Action, Cell, Change, Event, Grid, MemoryEntry, Pos
@@ -58,6 +59,7 @@ __all__ = [
     "cell_at",
     "changed_cells",
     "default_seeds",
+    "entry_id",
     "generate_grid",
     "greedy_action",
     "is_solvable",

@@ -7,6 +7,8 @@ import statistics
 
 from inspect_ai.scorer import Metric, SampleScore, Value, metric
 
+from ._pure import Confusion
+
 
 def _values(scores: list[SampleScore], key: str) -> list[float]:
     out = []
@@ -46,11 +48,8 @@ def f1_std() -> Metric:
 
 
 def _micro(scores: list[SampleScore]) -> tuple[float, float, float]:
-    tp, fp, fn = (_sum(scores, k) for k in ("tp", "fp", "fn"))
-    precision = tp / (tp + fp) if tp + fp else (1.0 if fn == 0 else 0.0)
-    recall = tp / (tp + fn) if tp + fn else (1.0 if fp == 0 else 0.0)
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+    pooled = Confusion(*(int(_sum(scores, k)) for k in ("tp", "fp", "fn")))
+    return pooled.precision, pooled.recall, pooled.f1
 
 
 @metric

@@ -7,6 +7,7 @@ from typing import Any, cast
 from inspect_ai.scorer import Metric, Score, Scorer, Target, grouped, scorer
 from inspect_ai.solver import TaskState
 
+from spatialstale.env import entry_id
 from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY
 
 from ._metrics import (
@@ -36,7 +37,7 @@ def by(metric: Metric, key: str, label: str) -> Metric:
 def claims_from_g0(g0: list[str]) -> dict[str, str]:
     """Each entry's claim: the memory snapshot records g0's type at every cell."""
     n = len(g0)
-    return {f"mem_{r * n + c:03d}": ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
+    return {entry_id((r, c), n): ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
 
 
 def _record(state: TaskState, key: str) -> Any:

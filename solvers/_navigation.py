@@ -18,6 +18,7 @@ from spatialstale.env import (
     MemoryEntry,
     Pos,
     cell_at,
+    entry_id,
     greedy_action,
     make_instance,
 )
@@ -192,7 +193,7 @@ async def run_episode(
             transcript().info(_step_table(record), source="navigation")
     died = terminated and cell_at(env.grid, env.agent) is Cell.HOLE
     outcome = "death" if died else "success" if terminated else "timeout"
-    death_entry = instance.entry(f"mem_{env.agent[0] * instance.size + env.agent[1]:03d}") if died else None
+    death_entry = instance.entry(entry_id(env.agent, instance.size)) if died else None
     return Episode(
         outcome=outcome,
         steps=env.steps,
