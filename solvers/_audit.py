@@ -11,7 +11,15 @@ from inspect_ai.util import span
 
 from spatialstale.env import Grid, MemoryEntry, Pos
 
-from ._prompts import audit_messages, parse_audit, parse_selfverify, selfverify_messages
+from ._prompts import (
+    AUDIT_SCHEMA,
+    SELFVERIFY_SCHEMA,
+    answer_config,
+    audit_messages,
+    parse_audit,
+    parse_selfverify,
+    selfverify_messages,
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,7 @@ async def batched_audit(
     batch_size: int,
     prompt: str,
     step: int,
+    structured: bool = False,
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each."""
     size = len(grid)
@@ -69,7 +78,10 @@ async def batched_audit(
     batches = [entries[i : i + batch_size] for i in range(0, len(entries), batch_size)]
     for number, batch in enumerate(batches, start=1):
         async with span(f"audit batch {number}/{len(batches)}", type="audit"):
-            output = await model.generate(audit_messages(batch, grid, agent, modality, prompt, size))
+            output = await model.generate(
+                audit_messages(batch, grid, agent, modality, prompt, size),
+                config=answer_config(AUDIT_SCHEMA, structured),
+            )
             parsed = parse_audit(output.completion, [e.id for e in batch])
             flagged |= parsed.flagged
             unanswered += parsed.unanswered
@@ -99,10 +111,14 @@ async def selfverify_audit(
     *,
     modality: str,
     prompt: str,
+    structured: bool = False,
 ) -> AuditResult:
     """SelfVerify's single call with the whole store; it flags what it calls inconsistent."""
     async with span("selfverify", type="audit"):
-        output = await model.generate(selfverify_messages(entries, grid, agent, modality, prompt, len(grid)))
+        output = await model.generate(
+            selfverify_messages(entries, grid, agent, modality, prompt, len(grid)),
+            config=answer_config(SELFVERIFY_SCHEMA, structured),
+        )
         parsed = parse_selfverify(output.completion, [e.id for e in entries])
         transcript().info(
             f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"

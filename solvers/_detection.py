@@ -34,6 +34,7 @@ def detect(
     batch_size: int = 10,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     audit_model_role: str = "auditor",
+    structured: bool = False,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -42,6 +43,7 @@ def detect(
         batch_size: entries per audit call (⌈n²/B⌉ calls per audit).
         audit_prompt: system prompt of every audit batch.
         audit_model_role: model role of the audits; the task's model when unbound.
+        structured: send a response schema with every audit call (structured output).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -60,6 +62,7 @@ def detect(
                     batch_size=batch_size,
                     prompt=audit_prompt,
                     step=step,
+                    structured=structured,
                 )
             windows.append({**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))})
             flagged += len(result.flagged)

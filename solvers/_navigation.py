@@ -28,6 +28,8 @@ from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
+    NAVIGATE_SCHEMA,
+    answer_config,
     navigate_messages,
     parse_action,
 )
@@ -116,6 +118,7 @@ async def choose_action(
     *,
     modality: str,
     prompt: str,
+    structured: bool = False,
 ) -> tuple[Action, bool, str]:
     """One navigator call. An unparseable answer falls back to a greedy step."""
     instance = env.instance
@@ -129,7 +132,7 @@ async def choose_action(
         prompt,
         instance.size,
     )
-    output = await navigator.generate(messages)
+    output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured))
     action = parse_action(output.completion)
     if action is None:
         return greedy_action(env.agent, instance.goal), False, output.completion
@@ -158,6 +161,7 @@ async def run_episode(
     *,
     modality: str,
     prompt: str,
+    structured: bool = False,
 ) -> Episode:
     """Step the agent until it dies, reaches the goal or runs out of steps."""
     instance: Instance = env.instance
@@ -173,7 +177,9 @@ async def run_episode(
             stale = instance.stale_ids(env.grid)
             stale_in_view = tuple(e.id for e in view or () if e.id in stale)
             position = env.agent
-            action, parsed, answer = await choose_action(navigator, view, env, modality=modality, prompt=prompt)
+            action, parsed, answer = await choose_action(
+                navigator, view, env, modality=modality, prompt=prompt, structured=structured
+            )
             _, r, terminated, truncated, info = env.step(int(action))
             reward = float(r)
             record = StepRecord(
@@ -225,6 +231,7 @@ def navigate(
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     audit_model_role: str = "auditor",
+    structured: bool = False,
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -236,6 +243,7 @@ def navigate(
         audit_prompt: system prompt of every audit batch (OMCD).
         selfverify_prompt: system prompt of SelfVerify's single check.
         audit_model_role: model role of the audits; the navigator's model when unbound.
+        structured: send a response schema with every audit, SelfVerify and navigation call.
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -247,10 +255,13 @@ def navigate(
             batch_size=batch_size,
             audit_prompt=audit_prompt,
             selfverify_prompt=selfverify_prompt,
+            structured=structured,
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
-        episode = await run_episode(env, strategy, get_model(), modality=modality, prompt=navigate_prompt)
+        episode = await run_episode(
+            env, strategy, get_model(), modality=modality, prompt=navigate_prompt, structured=structured
+        )
         state.store.set(EPISODE_STORE_KEY, episode.to_dict())
         state.output.completion = f"{episode.outcome} after {episode.steps} steps"
         return state

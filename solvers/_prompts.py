@@ -18,7 +18,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Content, ContentImage, ContentText
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    ResponseSchema,
+)
+from inspect_ai.util import JSONSchema
 
 from spatialstale.env import Action, Grid, MemoryEntry, Pos, render_png, text_observation
 
@@ -37,7 +47,7 @@ A memory entry is stale when its claim no longer matches the current grid: a SAF
 or a DANGER claim about a cell that is now safe.
 For every memory entry you are given, answer whether it is stale, with a short reason.
 Answer with JSON only, one object per entry, in the order given:
-[{{"memory_id": "mem_000", "is_stale": false, "reason": "(0,0) is S in the current grid; the claim holds"}}]"""
+[{"memory_id": "mem_000", "is_stale": false, "reason": "(0,0) is S in the current grid; the claim holds"}]"""
 )
 
 DEFAULT_SELFVERIFY_PROMPT = (
@@ -47,7 +57,7 @@ You check an agent's memory of a FrozenLake grid of {size}x{size} cells against 
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
 The grid may have changed since the memory was written: ice can thaw into holes and holes can freeze into ice.
 List every memory entry that is inconsistent with the current grid; those entries will be removed.
-Answer with JSON only: {{"inconsistent": ["mem_012", "mem_044"]}} (an empty list when all entries hold)."""
+Answer with JSON only: {"inconsistent": ["mem_012", "mem_044"]} (an empty list when all entries hold)."""
 )
 
 DEFAULT_NAVIGATE_PROMPT = (
@@ -58,8 +68,49 @@ Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the 
 Coordinates are (row,col), row 0 at the top. Actions: UP (row-1), DOWN (row+1), LEFT (col-1), RIGHT (col+1);
 a move off the grid leaves the agent in place. The episode also ends when the step budget runs out.
 The memory holds notes from earlier exploration of this grid.
-Choose exactly one action and answer with JSON only: {{"action": "RIGHT"}}"""
+Choose exactly one action and answer with JSON only: {"action": "RIGHT"}"""
 )
+
+
+def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
+    return JSONSchema(type="object", properties=properties, required=list(properties), additionalProperties=False)
+
+
+_STRING = JSONSchema(type="string")
+AUDIT_SCHEMA = ResponseSchema(
+    name="spatialstale_audit",
+    description="One verdict per memory entry of the batch, in the order given.",
+    json_schema=_object(
+        {
+            "verdicts": JSONSchema(
+                type="array",
+                items=_object({"memory_id": _STRING, "is_stale": JSONSchema(type="boolean"), "reason": _STRING}),
+            )
+        }
+    ),
+    strict=True,
+)
+SELFVERIFY_SCHEMA = ResponseSchema(
+    name="spatialstale_selfverify",
+    description="The ids of the memory entries inconsistent with the current grid.",
+    json_schema=_object({"inconsistent": JSONSchema(type="array", items=_STRING)}),
+    strict=True,
+)
+NAVIGATE_SCHEMA = ResponseSchema(
+    name="spatialstale_action",
+    description="The one action to take now.",
+    json_schema=_object({"action": JSONSchema(type="string", enum=["UP", "DOWN", "LEFT", "RIGHT"])}),
+    strict=True,
+)
+"""Response schemas sent with ``-T structured=true``: OpenAI's strict json_schema needs
+an object at the root, so the audit's verdicts sit under ``verdicts`` (the readers
+accept that wrapper, the bare array the prompt shows, and every other form alike)."""
+
+
+def answer_config(schema: ResponseSchema, structured: bool) -> GenerateConfig:
+    """The per-call generation config: the response schema when structured output is on."""
+    return GenerateConfig(response_schema=schema) if structured else GenerateConfig()
+
 
 TEXT_OBSERVATION_HEADER = "Current grid:"
 IMAGE_OBSERVATION_HEADER = (
@@ -76,6 +127,15 @@ _OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _WORD = re.compile(r"\b(UP|DOWN|LEFT|RIGHT)\b", re.IGNORECASE)
 _TRUE = {"true", "yes", "stale", "1", "y", "t"}
 _FALSE = {"false", "no", "valid", "not stale", "fresh", "0", "n", "f"}
+
+
+SIZE_PLACEHOLDER = "{size}"
+
+
+def fill_prompt(prompt: str, size: int) -> str:
+    """A system prompt with ``{size}`` filled in; every other brace is literal text,
+    so a custom prompt can show a JSON example as it is."""
+    return prompt.replace(SIZE_PLACEHOLDER, str(size))
 
 
 def memory_block(entries: Sequence[MemoryEntry]) -> str:
@@ -112,7 +172,7 @@ def audit_messages(
 ) -> list[ChatMessage]:
     """One audit call: instructions, the batch of entries, then the observation."""
     return [
-        ChatMessageSystem(content=(prompt or DEFAULT_AUDIT_PROMPT).format(size=size)),
+        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_AUDIT_PROMPT, size)),
         ChatMessageUser(content=[ContentText(text=memory_block(entries)), *observation_content(grid, agent, modality)]),
     ]
 
@@ -122,7 +182,7 @@ def selfverify_messages(
 ) -> list[ChatMessage]:
     """The SelfVerify call: instructions, the whole store, then the observation."""
     return [
-        ChatMessageSystem(content=(prompt or DEFAULT_SELFVERIFY_PROMPT).format(size=size)),
+        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_SELFVERIFY_PROMPT, size)),
         ChatMessageUser(content=[ContentText(text=memory_block(entries)), *observation_content(grid, agent, modality)]),
     ]
 
@@ -142,7 +202,7 @@ def navigate_messages(
     ``view=None`` (NoMemory) lists no memory at all.
     """
     return [
-        ChatMessageSystem(content=(prompt or DEFAULT_NAVIGATE_PROMPT).format(size=size)),
+        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, size)),
         ChatMessageUser(
             content=[
                 ContentText(text=memory_block(view or ())),
@@ -247,7 +307,7 @@ def parse_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
     """Read an audit answer for a batch of memory ids.
 
     Accepted: a JSON array of ``{"memory_id", "is_stale", "reason"}`` objects, an
-    object keyed by memory id (``{"mem_001": {"is_stale": true}}`` or
+    object keyed by memory id (``{"mem_001": {"is_stale": true}`` or
     ``{"mem_001": true}``), or such an array wrapped in ``{"verdicts": [...]}``. When
     the whole answer is not valid JSON, every well-formed ``{...}`` object in it is
     read on its own, so a truncated array still yields its complete entries.

@@ -27,6 +27,7 @@ class StrategyContext:
     batch_size: int
     audit_prompt: str
     selfverify_prompt: str
+    structured: bool = False
 
 
 class MemoryStrategy(Protocol):
@@ -81,7 +82,13 @@ class SelfVerify(_Strategy):
             c = self.context
             self.audits.append(
                 await selfverify_audit(
-                    c.auditor, self.memory, grid, agent, modality=c.modality, prompt=c.selfverify_prompt
+                    c.auditor,
+                    self.memory,
+                    grid,
+                    agent,
+                    modality=c.modality,
+                    prompt=c.selfverify_prompt,
+                    structured=c.structured,
                 )
             )
         flagged = self.audits[-1].flagged
@@ -113,6 +120,7 @@ class OMCD(_Strategy):
             batch_size=c.batch_size,
             prompt=c.audit_prompt,
             step=step,
+            structured=c.structured,
         )
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:

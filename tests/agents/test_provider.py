@@ -14,6 +14,7 @@ from spatialstale.solvers._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     audit_messages,
+    fill_prompt,
     navigate_messages,
     parse_action,
     parse_audit,
@@ -131,7 +132,7 @@ def test_prompts_it_cannot_read_get_plain_text() -> None:
             text = await answer(model, [ChatMessageUser(content="Which way to the goal?")])
             assert text.startswith("I cannot answer") and parse_action(text) is None
         no_grid: list[ChatMessage] = [
-            ChatMessageSystem(content=DEFAULT_AUDIT_PROMPT.format(size=8)),
+            ChatMessageSystem(content=fill_prompt(DEFAULT_AUDIT_PROMPT, 8)),
             ChatMessageUser(content="[]"),
         ]
         text = await answer(agent("observer"), no_grid)
@@ -151,7 +152,7 @@ def test_prompts_it_cannot_read_get_plain_text() -> None:
 def test_hostile_prompts_never_raise(text: str, image: str, kind: str) -> None:
     system = {"audit": DEFAULT_AUDIT_PROMPT, "navigate": DEFAULT_NAVIGATE_PROMPT, "none": "{size}"}[kind]
     messages: list[ChatMessage] = [
-        ChatMessageSystem(content=system.format(size=8)),
+        ChatMessageSystem(content=fill_prompt(system, 8)),
         ChatMessageUser(content=[ContentText(text=text), ContentImage(image="data:image/png;base64," + image)]),
     ]
 
