@@ -1,5 +1,16 @@
 """Memory strategies as agent loops against the SpatialSTALE world."""
 
+from ._answers import (
+    ActionParse,
+    AuditParse,
+    SelfVerifyParse,
+    parse_action,
+    parse_audit,
+    parse_selfverify,
+    read_action,
+    read_audit,
+    read_selfverify,
+)
 from ._audit import AuditResult, batched_audit, n_batches, selfverify_audit
 from ._detection import DETECTION_STORE_KEY, detect, detection_windows
 from ._navigation import EPISODE_STORE_KEY, Episode, StepRecord, navigate, run_episode
@@ -8,9 +19,6 @@ from ._prompts import (
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     MODALITIES,
-    parse_action,
-    parse_audit,
-    parse_selfverify,
 )
 from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext, make_strategy
 
@@ -22,9 +30,12 @@ __all__ = [
     "EPISODE_STORE_KEY",
     "MODALITIES",
     "STRATEGIES",
+    "ActionParse",
+    "AuditParse",
     "AuditResult",
     "Episode",
     "MemoryStrategy",
+    "SelfVerifyParse",
     "StepRecord",
     "StrategyContext",
     "batched_audit",
@@ -36,6 +47,9 @@ __all__ = [
     "parse_action",
     "parse_audit",
     "parse_selfverify",
+    "read_action",
+    "read_audit",
+    "read_selfverify",
     "run_episode",
     "selfverify_audit",
 ]

@@ -11,13 +11,12 @@ from inspect_ai.util import span
 
 from spatialstale.env import Grid, MemoryEntry, Pos
 
+from ._answers import parse_audit, parse_selfverify
 from ._prompts import (
     AUDIT_SCHEMA,
     SELFVERIFY_SCHEMA,
     answer_config,
     audit_messages,
-    parse_audit,
-    parse_selfverify,
     selfverify_messages,
 )
 

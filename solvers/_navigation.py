@@ -23,6 +23,7 @@ from spatialstale.env import (
     make_instance,
 )
 
+from ._answers import parse_action
 from ._audit import AuditResult
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
@@ -31,7 +32,6 @@ from ._prompts import (
     NAVIGATE_SCHEMA,
     answer_config,
     navigate_messages,
-    parse_action,
 )
 from ._strategies import MemoryStrategy, StrategyContext, make_strategy
 

@@ -1,22 +1,17 @@
-"""Prompts and answer parsers shared by the audit, SelfVerify and navigation calls.
+"""Prompts and response schemas of the audit, SelfVerify and navigation calls.
 
 Every prompt puts its stable part first (instructions, then the memory view) and its
 changing part last (the observation, position and budget), so that a server can
 reuse the prompt prefix from one call to the next.
 
-The parsers never execute anything a model writes. They accept JSON inside code
-fences or prose, any letter case, and salvage what they can from broken JSON; what
-they cannot read is reported so the caller can count it.
+The answers are read by ``_answers`` (``read_audit``, ``read_selfverify``,
+``read_action``), which never execute anything a model writes.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 from inspect_ai.model import (
     ChatMessage,
@@ -30,7 +25,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.util import JSONSchema
 
-from spatialstale.env import Action, Grid, MemoryEntry, Pos, render_png, text_observation
+from spatialstale.env import Grid, MemoryEntry, Pos, render_png, text_observation
 
 AUDIT_MARKER = "[SpatialSTALE:audit]"
 SELFVERIFY_MARKER = "[SpatialSTALE:selfverify]"
@@ -120,14 +115,6 @@ IMAGE_OBSERVATION_HEADER = (
 MEMORY_HEADER = "Memory entries:"
 NO_MEMORY = "Memory: (none)"
 
-ACTION_WORDS = {"UP": Action.UP, "DOWN": Action.DOWN, "LEFT": Action.LEFT, "RIGHT": Action.RIGHT}
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
-_WORD = re.compile(r"\b(UP|DOWN|LEFT|RIGHT)\b", re.IGNORECASE)
-_TRUE = {"true", "yes", "stale", "1", "y", "t"}
-_FALSE = {"false", "no", "valid", "not stale", "fresh", "0", "n", "f"}
-
 
 SIZE_PLACEHOLDER = "{size}"
 
@@ -211,198 +198,3 @@ def navigate_messages(
             ]
         ),
     ]
-
-
-# --- parsing -----------------------------------------------------------------------
-
-
-def _candidates(text: str) -> list[str]:
-    """Texts that may hold the JSON answer: fenced blocks first, then the whole text."""
-    return [*(m.strip() for m in _FENCE.findall(text)), text.strip()]
-
-
-def _loads_embedded(text: str) -> Any:
-    """The first JSON value (array or object) found in ``text``, or None."""
-    decoder = json.JSONDecoder()
-    for candidate in _candidates(text):
-        for start, char in enumerate(candidate):
-            if char in "[{":
-                try:
-                    value, _ = decoder.raw_decode(candidate, start)
-                except json.JSONDecodeError:
-                    continue
-                return value
-    return None
-
-
-def _as_bool(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in _TRUE:
-            return True
-        if word in _FALSE:
-            return False
-    return None
-
-
-def _lower_keys(obj: dict[str, Any]) -> dict[str, Any]:
-    return {str(k).strip().lower().replace(" ", "_").replace("-", "_"): v for k, v in obj.items()}
-
-
-@dataclass
-class AuditParse:
-    """What one audit answer says about its batch.
-
-    ``verdicts`` maps each answered id of the batch to (is_stale, reason).
-    ``unanswered`` are batch ids with no readable verdict (left unflagged);
-    ``unknown_ids`` are ids the answer names that are not in the batch (ignored).
-    ``error`` is set when no JSON answer could be read at all.
-    """
-
-    verdicts: dict[str, tuple[bool, str]] = field(default_factory=dict)
-    unanswered: list[str] = field(default_factory=list)
-    unknown_ids: list[str] = field(default_factory=list)
-    error: str | None = None
-
-    @property
-    def flagged(self) -> set[str]:
-        return {mid for mid, (stale, _) in self.verdicts.items() if stale}
-
-
-def _verdict_records(value: Any) -> list[tuple[str, Any, str]]:
-    """(memory_id, raw is_stale, reason) triples from the accepted JSON shapes."""
-    records: list[tuple[str, Any, str]] = []
-    if isinstance(value, dict):
-        low = _lower_keys(value)
-        for key in ("verdicts", "results", "entries", "answers", "judgments", "audit"):
-            if isinstance(low.get(key), list | dict):
-                return _verdict_records(low[key])
-        if "memory_id" in low or "id" in low:
-            value = [value]
-        else:
-            for key, item in value.items():
-                if isinstance(item, dict):
-                    item_low = _lower_keys(item)
-                    records.append(
-                        (str(key), item_low.get("is_stale", item_low.get("stale")), str(item_low.get("reason", "")))
-                    )
-                else:
-                    records.append((str(key), item, ""))
-            return records
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, dict):
-                low = _lower_keys(item)
-                mid = low.get("memory_id", low.get("id", low.get("entry")))
-                if mid is not None:
-                    records.append((str(mid), low.get("is_stale", low.get("stale")), str(low.get("reason", ""))))
-    return records
-
-
-def parse_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
-    """Read an audit answer for a batch of memory ids.
-
-    Accepted: a JSON array of ``{"memory_id", "is_stale", "reason"}`` objects, an
-    object keyed by memory id (``{"mem_001": {"is_stale": true}`` or
-    ``{"mem_001": true}``), or such an array wrapped in ``{"verdicts": [...]}``. When
-    the whole answer is not valid JSON, every well-formed ``{...}`` object in it is
-    read on its own, so a truncated array still yields its complete entries.
-    ``is_stale`` may be a boolean or a word such as "true"/"stale"/"yes". When the
-    answer names an id twice, the first verdict counts.
-    """
-    batch = list(batch_ids)
-    wanted = {mid.lower(): mid for mid in batch}
-    result = AuditParse()
-    value = _loads_embedded(text)
-    records = _verdict_records(value) if value is not None else []
-    if not records:
-        salvaged = []
-        for chunk in _OBJECT.findall(text):
-            try:
-                salvaged.append(json.loads(chunk))
-            except json.JSONDecodeError:
-                continue
-        records = _verdict_records(salvaged)
-    if not records:
-        result.error = "no JSON verdicts found" if value is None else "JSON without memory_id/is_stale verdicts"
-    for raw_id, raw_stale, reason in records:
-        key = raw_id.strip().lower()
-        if key not in wanted:
-            if key not in (u.lower() for u in result.unknown_ids):
-                result.unknown_ids.append(raw_id.strip()[:40])
-            continue
-        mid = wanted[key]
-        stale = _as_bool(raw_stale)
-        if stale is None or mid in result.verdicts:
-            continue
-        result.verdicts[mid] = (stale, reason[:500])
-    result.unanswered = [mid for mid in batch if mid not in result.verdicts]
-    if batch and not result.verdicts and result.error is None:
-        # JSON, but not one usable verdict for this batch: as unusable as prose.
-        result.error = "no verdict for any entry of the batch"
-    return result
-
-
-@dataclass
-class SelfVerifyParse:
-    flagged: set[str] = field(default_factory=set)
-    unknown_ids: list[str] = field(default_factory=list)
-    error: str | None = None
-
-
-def parse_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:
-    """Read a SelfVerify answer: the ids it calls inconsistent.
-
-    Accepted: ``{"inconsistent": [...]}`` (or ``stale``/``remove``), a bare JSON array
-    of ids, or the per-entry audit format. Unreadable answers flag nothing.
-    """
-    known = {mid.lower(): mid for mid in store_ids}
-    result = SelfVerifyParse()
-    value = _loads_embedded(text)
-    ids: list[str] | None = None
-    if isinstance(value, dict):
-        low = _lower_keys(value)
-        for key in ("inconsistent", "stale", "remove", "inconsistent_ids", "stale_ids", "flagged"):
-            if isinstance(low.get(key), list):
-                ids = [str(x) for x in low[key]]
-                break
-    if ids is None and isinstance(value, list) and all(isinstance(x, str) for x in value):
-        ids = [str(x) for x in value]
-    if ids is None and value is not None:
-        records = _verdict_records(value)
-        if records:
-            ids = [mid for mid, stale, _ in records if _as_bool(stale)]
-    if ids is None:
-        result.error = "no JSON list of inconsistent ids found"
-        return result
-    for raw in ids:
-        key = raw.strip().lower()
-        if key in known:
-            result.flagged.add(known[key])
-        elif raw.strip()[:40] not in result.unknown_ids:
-            result.unknown_ids.append(raw.strip()[:40])
-    return result
-
-
-def parse_action(text: str) -> Action | None:
-    """The action an answer names, or None when it names no single legal action.
-
-    Order: a JSON ``{"action": ...}`` value; then a line such as ``Action: UP``; then
-    the answer's only direction word when it names exactly one distinct direction.
-    """
-    value = _loads_embedded(text)
-    if isinstance(value, dict):
-        raw = _lower_keys(value).get("action")
-        if isinstance(raw, str) and raw.strip().upper() in ACTION_WORDS:
-            return ACTION_WORDS[raw.strip().upper()]
-    labelled = re.search(r"\baction\b\W{0,5}(UP|DOWN|LEFT|RIGHT)\b", text, re.IGNORECASE)
-    if labelled:
-        return ACTION_WORDS[labelled.group(1).upper()]
-    words = {w.upper() for w in _WORD.findall(text)}
-    if len(words) == 1:
-        return ACTION_WORDS[words.pop()]
-    return None

@@ -10,14 +10,13 @@ from hypothesis import strategies as st
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, get_model
 
 from spatialstale.env import default_seeds, make_instance
+from spatialstale.solvers import parse_action, parse_audit
 from spatialstale.solvers._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     audit_messages,
     fill_prompt,
     navigate_messages,
-    parse_action,
-    parse_audit,
 )
 
 from ._support import MODALITIES, agent, answer, audit, f1, run, selfverify
