@@ -134,3 +134,21 @@ def death_steps() -> Metric:
 def timeout_steps() -> Metric:
     """Mean steps of the timed-out episodes."""
     return _steps("timeout")
+
+
+@metric
+def pooled_ratio(numerator: str, denominator: str) -> Metric:
+    """sum(numerator) / sum(denominator) over the samples (NaN when nothing was counted):
+    e.g. unparseable calls per call, unanswered entries per judgment, fallbacks per step."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        total = _sum(scores, denominator)
+        return _sum(scores, numerator) / total if total else math.nan
+
+    return compute
+
+
+@metric
+def limit_rate() -> Metric:
+    """Share of samples a sample limit ended early (still scored on what was done)."""
+    return _rate("limit")

@@ -73,7 +73,7 @@ def detection_breakdown(windows: Sequence[Mapping[str, object]], claims: Mapping
     """Everything a detection score reports, from the windows of one seed.
 
     Each window holds ``flagged`` and ``truth`` (stale ids), ``unanswered``,
-    ``unknown_ids`` and ``unparseable``; ``claims`` maps every id to SAFE or DANGER.
+    ``conflicting`` (optional), ``unknown_ids`` and ``unparseable``; ``claims`` maps every id to SAFE or DANGER.
     A stale SAFE entry is a thaw (the cell became a hole), a stale DANGER entry a
     freeze. Flag rates are split by claim x current truth (safe or hole).
     """
@@ -82,12 +82,13 @@ def detection_breakdown(windows: Sequence[Mapping[str, object]], claims: Mapping
     thaw = [0, 0]
     freeze = [0, 0]
     flags = {f"{claim}_{now}": [0, 0] for claim in ("SAFE", "DANGER") for now in ("safe", "hole")}
-    unanswered = unknown = unparseable = calls = 0
+    unanswered = conflicting = unknown = unparseable = calls = 0
     for window in windows:
         flagged = set(_strings(window["flagged"]))
         truth = set(_strings(window["truth"]))
         total = total + confusion(flagged, truth, universe)
         unanswered += len(_strings(window["unanswered"]))
+        conflicting += len(_strings(window.get("conflicting", [])))
         unknown += len(_strings(window["unknown_ids"]))
         unparseable += _int(window.get("unparseable", 0))
         calls += _int(window.get("calls", 0))
@@ -108,6 +109,8 @@ def detection_breakdown(windows: Sequence[Mapping[str, object]], claims: Mapping
         "freeze": (freeze[0], freeze[1]),
         "flags": {k: {"flagged": v[0], "total": v[1]} for k, v in flags.items()},
         "unanswered": unanswered,
+        "conflicting": conflicting,
+        "judgments": len(universe) * len(windows),
         "unknown_ids": unknown,
         "unparseable": unparseable,
         "calls": calls,

@@ -15,9 +15,11 @@ from ._metrics import (
     death_steps,
     f1_mean,
     f1_std,
+    limit_rate,
     micro_f1,
     micro_precision,
     micro_recall,
+    pooled_ratio,
     success_rate,
     success_steps,
     timeout_rate,
@@ -25,7 +27,8 @@ from ._metrics import (
 )
 from ._pure import Confusion, detection_breakdown, rate
 
-OUTCOMES = ("success", "death", "timeout")
+OUTCOMES = ("success", "death", "timeout", "limit")
+"""Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
 
 def by(metric: Metric, key: str, label: str) -> Metric:
@@ -55,6 +58,10 @@ def _record(state: TaskState, key: str) -> Any:
         by(micro_precision(), "regime", "micro_precision"),
         by(micro_recall(), "regime", "micro_recall"),
         by(micro_f1(), "regime", "micro_f1"),
+        by(pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
+        by(pooled_ratio("unanswered", "judgments"), "regime", "unanswered_rate"),
+        by(pooled_ratio("conflicting", "judgments"), "regime", "conflicting_rate"),
+        by(limit_rate(), "regime", "limit_rate"),
     ]
 )
 def stale_f1() -> Scorer:
@@ -66,7 +73,8 @@ def stale_f1() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        windows = _record(state, DETECTION_STORE_KEY)
+        record = _record(state, DETECTION_STORE_KEY)
+        windows = record["windows"]
         b = detection_breakdown(windows, claims_from_g0(state.metadata["g0"]))
         c = cast(Confusion, b["confusion"])
         thaw = cast(tuple[int, int], b["thaw"])
@@ -80,8 +88,11 @@ def stale_f1() -> Scorer:
             "fn": c.fn,
             "tn": c.tn,
             "unanswered": b["unanswered"],
+            "conflicting": b["conflicting"],
+            "judgments": b["judgments"],
             "unknown_ids": b["unknown_ids"],
             "unparseable": b["unparseable"],
+            "limit": int(record["limit"] is not None),
             "thaw_recall": rate(*thaw),
             "freeze_recall": rate(*freeze),
             "calls": b["calls"],
@@ -93,13 +104,16 @@ def stale_f1() -> Scorer:
             explanation=(
                 f"{b['windows']} window(s): tp={c.tp} fp={c.fp} fn={c.fn} tn={c.tn}; "
                 f"thaw {thaw[0]}/{thaw[1]}, freeze {freeze[0]}/{freeze[1]}; "
-                f"unparseable calls {b['unparseable']}, unanswered {b['unanswered']}, unknown ids {b['unknown_ids']}"
+                f"unparseable calls {b['unparseable']}, unanswered {b['unanswered']}, "
+                f"conflicting {b['conflicting']}, unknown ids {b['unknown_ids']}"
+                + (f"; ended early: {record['limit']}" if record["limit"] else "")
             ),
             metadata={
                 "flags": b["flags"],
                 "thaw": {"detected": thaw[0], "total": thaw[1]},
                 "freeze": {"detected": freeze[0], "total": freeze[1]},
                 "windows": windows,
+                "limit": record["limit"],
             },
         )
 
@@ -114,10 +128,18 @@ def stale_f1() -> Scorer:
         by(success_steps(), "strategy", "steps_success"),
         by(death_steps(), "strategy", "steps_death"),
         by(timeout_steps(), "strategy", "steps_timeout"),
+        by(limit_rate(), "strategy", "limit"),
+        by(pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate"),
+        by(pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate"),
     ]
 )
 def episode_outcome() -> Scorer:
-    """One episode's outcome: success, death or timeout, with steps and reward.
+    """One episode's outcome: success, death, timeout or limit, with steps and reward.
+
+    ``limit`` is an episode a sample limit (``--token-limit``, ``--time-limit`` …)
+    ended early; the four outcome rates sum to 1. ``fallbacks`` counts steps whose
+    answer held no single action (``ambiguous`` + ``unreadable``), each replaced
+    by a greedy step; ``fallback_rate`` pools them over steps.
 
     ``died_on_stale`` is 1 when the agent died on a cell whose stale SAFE claim was in
     its memory view. The trajectory, every step and every audit are in the metadata.
@@ -132,6 +154,12 @@ def episode_outcome() -> Scorer:
             "steps": steps,
             "reward": float(episode["reward"]),
             "fallbacks": int(episode["fallbacks"]),
+            "ambiguous": int(episode["ambiguous"]),
+            "unreadable": int(episode["unreadable"]),
+            "audit_calls": int(episode["audit_calls"]),
+            "audit_unparseable": int(episode["audit_unparseable"]),
+            "audit_unanswered": int(episode["audit_unanswered"]),
+            "audit_conflicting": int(episode["audit_conflicting"]),
             "died_on_stale": int(bool(episode["died_on_stale"])),
         }
         value |= {f"{key}_steps": steps if outcome == key else 0 for key in OUTCOMES}
@@ -144,6 +172,12 @@ def episode_outcome() -> Scorer:
                 + (f" in the hole at {tuple(died)}" if died else "")
                 + (" (a stale SAFE claim about it was in the memory view)" if episode["died_on_stale"] else "")
                 + f"; {episode['fallbacks']} fallback(s)"
+                + (
+                    f" ({episode['ambiguous']} ambiguous, {episode['unreadable']} unreadable)"
+                    if episode["fallbacks"]
+                    else ""
+                )
+                + (f"; ended early: {episode['limit']}" if episode["limit"] else "")
             ),
             metadata=episode,
         )

@@ -11,7 +11,7 @@ from inspect_ai.util import span
 
 from spatialstale.env import Grid, MemoryEntry, Pos
 
-from ._answers import parse_audit, parse_selfverify
+from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._prompts import (
     AUDIT_SCHEMA,
     SELFVERIFY_SCHEMA,
@@ -25,9 +25,12 @@ from ._prompts import (
 class AuditResult:
     """The judgments of one audit of the store against one grid.
 
-    ``unparseable`` counts calls whose answer held no readable verdicts;
-    ``unanswered`` lists entries left without a verdict (so left unflagged);
-    ``unknown_ids`` lists ids the answers named that were not in their batch.
+    ``unparseable`` counts calls whose answer held no readable verdict;
+    ``unanswered`` lists entries left without a verdict (so left unflagged),
+    including entries whose call never ran because a sample limit ended the audit
+    (``complete`` is then False); ``conflicting`` lists entries given contradicting
+    verdicts (left unflagged); ``unknown_ids`` lists ids the answers named that were
+    not in their batch.
     """
 
     step: int
@@ -35,8 +38,10 @@ class AuditResult:
     calls: int
     unparseable: int = 0
     unanswered: tuple[str, ...] = ()
+    conflicting: tuple[str, ...] = ()
     unknown_ids: tuple[str, ...] = ()
     reasons: Mapping[str, str] = field(default_factory=dict)
+    complete: bool = True
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -45,9 +50,53 @@ class AuditResult:
             "calls": self.calls,
             "unparseable": self.unparseable,
             "unanswered": list(self.unanswered),
+            "conflicting": list(self.conflicting),
             "unknown_ids": list(self.unknown_ids),
             "reasons": dict(self.reasons),
+            "complete": self.complete,
         }
+
+
+@dataclass
+class AuditTally:
+    """An audit's judgments so far, batch by batch; a sample limit that ends the audit
+    midway leaves the tally of the batches that were answered."""
+
+    step: int
+    entries: Sequence[MemoryEntry]
+    flagged: set[str] = field(default_factory=set)
+    judged: set[str] = field(default_factory=set)
+    unanswered: list[str] = field(default_factory=list)
+    conflicting: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    calls: int = 0
+    unparseable: int = 0
+
+    def add(self, batch: Sequence[MemoryEntry], parsed: AuditParse) -> None:
+        self.calls += 1
+        self.judged.update(e.id for e in batch)
+        self.flagged |= parsed.flagged
+        self.unanswered += parsed.unanswered
+        self.conflicting += parsed.conflicting
+        self.unknown += parsed.unknown_ids
+        self.reasons.update({mid: reason for mid, (stale, reason) in parsed.verdicts.items() if stale})
+        self.unparseable += parsed.error is not None
+
+    def result(self, *, complete: bool = True) -> AuditResult:
+        """The audit's result; entries of batches not yet asked count as unanswered."""
+        pending = [e.id for e in self.entries if e.id not in self.judged]
+        return AuditResult(
+            step=self.step,
+            flagged=frozenset(self.flagged),
+            calls=self.calls,
+            unparseable=self.unparseable,
+            unanswered=tuple(self.unanswered + pending),
+            conflicting=tuple(self.conflicting),
+            unknown_ids=tuple(self.unknown),
+            reasons=dict(self.reasons),
+            complete=complete and not pending,
+        )
 
 
 def n_batches(n_entries: int, batch_size: int) -> int:
@@ -66,40 +115,26 @@ async def batched_audit(
     prompt: str,
     step: int,
     structured: bool = False,
+    tally: AuditTally | None = None,
 ) -> AuditResult:
-    """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each."""
+    """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
+
+    Pass a ``tally`` to keep the judgments of the answered batches when a sample
+    limit interrupts the audit.
+    """
     size = len(grid)
-    flagged: set[str] = set()
-    unanswered: list[str] = []
-    unknown: list[str] = []
-    reasons: dict[str, str] = {}
-    unparseable = 0
+    tally = tally if tally is not None else AuditTally(step, entries)
     batches = [entries[i : i + batch_size] for i in range(0, len(entries), batch_size)]
     for number, batch in enumerate(batches, start=1):
-        async with span(f"audit batch {number}/{len(batches)}", type="audit"):
+        async with span(f"audit batch {number} of {len(batches)}", type="audit"):
             output = await model.generate(
                 audit_messages(batch, grid, agent, modality, prompt, size),
                 config=answer_config(AUDIT_SCHEMA, structured),
             )
             parsed = parse_audit(output.completion, [e.id for e in batch])
-            flagged |= parsed.flagged
-            unanswered += parsed.unanswered
-            unknown += parsed.unknown_ids
-            reasons.update({mid: reason for mid, (stale, reason) in parsed.verdicts.items() if stale})
-            unparseable += parsed.error is not None
-            transcript().info(
-                _batch_table(batch, parsed.flagged, parsed.unanswered, parsed.unknown_ids, parsed.error),
-                source="audit",
-            )
-    return AuditResult(
-        step=step,
-        flagged=frozenset(flagged),
-        calls=len(batches),
-        unparseable=unparseable,
-        unanswered=tuple(unanswered),
-        unknown_ids=tuple(unknown),
-        reasons=reasons,
-    )
+            tally.add(batch, parsed)
+            transcript().info(_batch_table(batch, parsed), source="audit")
+    return tally.result()
 
 
 async def selfverify_audit(
@@ -121,8 +156,10 @@ async def selfverify_audit(
         parsed = parse_selfverify(output.completion, [e.id for e in entries])
         transcript().info(
             f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"
+            + (f"; conflicting (kept): {', '.join(parsed.conflicting)}" if parsed.conflicting else "")
             + (f"; unknown ids: {', '.join(parsed.unknown_ids)}" if parsed.unknown_ids else "")
-            + (f"; unparseable answer ({parsed.error})" if parsed.error else ""),
+            + (f"; unparseable answer ({parsed.error})" if parsed.error else "")
+            + (f"; {'; '.join(parsed.notes)}" if parsed.notes else ""),
             source="selfverify",
         )
     return AuditResult(
@@ -130,20 +167,28 @@ async def selfverify_audit(
         flagged=frozenset(parsed.flagged),
         calls=1,
         unparseable=int(parsed.error is not None),
+        conflicting=tuple(parsed.conflicting),
         unknown_ids=tuple(parsed.unknown_ids),
     )
 
 
-def _batch_table(
-    batch: Sequence[MemoryEntry], flagged: set[str], unanswered: list[str], unknown: list[str], error: str | None
-) -> str:
+def _batch_table(batch: Sequence[MemoryEntry], parsed: AuditParse) -> str:
     rows = ["| entry | claim | verdict |", "|---|---|---|"]
     for entry in batch:
-        verdict = "unanswered" if entry.id in unanswered else "stale" if entry.id in flagged else "valid"
+        verdict = (
+            "unanswered"
+            if entry.id in parsed.unanswered
+            else "conflicting"
+            if entry.id in parsed.conflicting
+            else "stale"
+            if entry.id in parsed.flagged
+            else "valid"
+        )
         rows.append(f"| {entry.id} | {entry.text} | {verdict} |")
     notes = []
-    if unknown:
-        notes.append(f"unknown ids in the answer: {', '.join(unknown)}")
-    if error:
-        notes.append(f"unparseable answer: {error}")
+    if parsed.unknown_ids:
+        notes.append(f"unknown ids in the answer: {', '.join(parsed.unknown_ids)}")
+    if parsed.error:
+        notes.append(f"unparseable answer: {parsed.error}")
+    notes += parsed.notes
     return "\n".join(rows + (["", *notes] if notes else []))

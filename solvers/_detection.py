@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import anyio
 from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import span
+from inspect_ai.util import LimitExceededError, span
 
 from spatialstale.env import Grid, Instance
 
-from ._audit import batched_audit
-from ._navigation import instance_of
+from ._audit import AuditResult, AuditTally, batched_audit
+from ._navigation import instance_of, limit_reason
 from ._prompts import DEFAULT_AUDIT_PROMPT
 
 DETECTION_STORE_KEY = "spatialstale:detection"
+
+
+def _window(result: AuditResult, grid: Grid, instance: Instance) -> dict[str, object]:
+    return {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
+
+
+def _finish(state: TaskState, windows: list[dict[str, object]], limit: str | None = None) -> None:
+    state.store.set(DETECTION_STORE_KEY, {"windows": windows, "limit": limit})
+    flagged = sum(len(w["flagged"]) for w in windows)  # type: ignore[arg-type]
+    state.output.completion = f"{len(windows)} detection window(s), {flagged} entries flagged" + (
+        f"; ended early by a sample limit ({limit})" if limit else ""
+    )
 
 
 def detection_windows(instance: Instance) -> list[tuple[int, Grid]]:
@@ -49,25 +62,36 @@ def detect(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
         auditor = get_model(role=audit_model_role)
+        plan = detection_windows(instance)
         windows: list[dict[str, object]] = []
-        flagged = 0
-        for number, (step, grid) in enumerate(detection_windows(instance), start=1):
-            async with span(f"detection window {number} (after step {step})", type="window"):
-                result = await batched_audit(
-                    auditor,
-                    instance.memory,
-                    grid,
-                    instance.start,
-                    modality=modality,
-                    batch_size=batch_size,
-                    prompt=audit_prompt,
-                    step=step,
-                    structured=structured,
-                )
-            windows.append({**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))})
-            flagged += len(result.flagged)
-        state.store.set(DETECTION_STORE_KEY, windows)
-        state.output.completion = f"{len(windows)} detection window(s), {flagged} entries flagged"
+        tally: AuditTally | None = None
+        try:
+            for number, (step, grid) in enumerate(plan, start=1):
+                tally = AuditTally(step, instance.memory)
+                async with span(f"detection window {number} (after step {step})", type="window"):
+                    await batched_audit(
+                        auditor,
+                        instance.memory,
+                        grid,
+                        instance.start,
+                        modality=modality,
+                        batch_size=batch_size,
+                        prompt=audit_prompt,
+                        step=step,
+                        structured=structured,
+                        tally=tally,
+                    )
+                windows.append(_window(tally.result(), grid, instance))
+        except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
+            # A sample limit ends the audits early: the sample is still scored, with the
+            # batches answered so far and every other entry unanswered.
+            for step, grid in plan[len(windows) :]:
+                started = tally is not None and tally.step == step
+                result = (tally if started and tally else AuditTally(step, instance.memory)).result(complete=False)
+                windows.append(_window(result, grid, instance))
+            _finish(state, windows, limit=limit_reason(ex))
+            raise
+        _finish(state, windows)
         return state
 
     return solve

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import anyio
 from inspect_ai.log import transcript
 from inspect_ai.model import Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import span
+from inspect_ai.util import LimitExceededError, span
 
 from spatialstale.env import (
     Action,
@@ -23,7 +24,7 @@ from spatialstale.env import (
     make_instance,
 )
 
-from ._answers import parse_action
+from ._answers import ActionParse, read_action
 from ._audit import AuditResult
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
@@ -48,6 +49,7 @@ class StepRecord:
     action: str
     parsed: bool
     answer: str
+    reading: str
     view_size: int | None
     stale_in_view: tuple[str, ...]
     new_position: Pos
@@ -61,6 +63,7 @@ class StepRecord:
             "position": list(self.position),
             "action": self.action,
             "parsed": self.parsed,
+            "reading": self.reading,
             "answer": self.answer,
             "view_size": self.view_size,
             "stale_in_view": list(self.stale_in_view),
@@ -84,10 +87,15 @@ class Episode:
     stale_in_view_at_death: tuple[str, ...] = ()
     died_on_stale: bool = False
     final_grid: Grid = field(default=())
+    limit: str | None = None
 
     @property
     def fallbacks(self) -> int:
         return sum(not r.parsed for r in self.records)
+
+    def readings(self, status: str) -> int:
+        """Steps whose answer was read with ``status`` (read, ambiguous, unreadable)."""
+        return sum(r.reading == status for r in self.records)
 
     @property
     def trajectory(self) -> list[Pos]:
@@ -99,6 +107,9 @@ class Episode:
             "steps": self.steps,
             "reward": self.reward,
             "fallbacks": self.fallbacks,
+            "ambiguous": self.readings("ambiguous"),
+            "unreadable": self.readings("unreadable"),
+            "limit": self.limit,
             "trajectory": [list(p) for p in self.trajectory],
             "died_at": list(self.died_at) if self.died_at else None,
             "stale_in_view_at_death": list(self.stale_in_view_at_death),
@@ -106,6 +117,8 @@ class Episode:
             "audits": [a.to_dict() for a in self.audits],
             "audit_calls": sum(a.calls for a in self.audits),
             "audit_unparseable": sum(a.unparseable for a in self.audits),
+            "audit_unanswered": sum(len(a.unanswered) for a in self.audits),
+            "audit_conflicting": sum(len(a.conflicting) for a in self.audits),
             "final_grid": list(self.final_grid),
             "records": [r.to_dict() for r in self.records],
         }
@@ -119,8 +132,8 @@ async def choose_action(
     modality: str,
     prompt: str,
     structured: bool = False,
-) -> tuple[Action, bool, str]:
-    """One navigator call. An unparseable answer falls back to a greedy step."""
+) -> tuple[Action, ActionParse, str]:
+    """One navigator call. An answer without one readable action falls back to a greedy step."""
     instance = env.instance
     messages = navigate_messages(
         view,
@@ -133,15 +146,15 @@ async def choose_action(
         instance.size,
     )
     output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured))
-    action = parse_action(output.completion)
-    if action is None:
-        return greedy_action(env.agent, instance.goal), False, output.completion
-    return action, True, output.completion
+    reading = read_action(output.completion)
+    if reading.action is None:
+        return greedy_action(env.agent, instance.goal), reading, output.completion
+    return reading.action, reading, output.completion
 
 
 def _step_table(record: StepRecord) -> str:
     view = "none" if record.view_size is None else str(record.view_size)
-    how = "parsed" if record.parsed else "**fallback** (greedy)"
+    how = "read" if record.parsed else f"**fallback** (greedy; answer {record.reading})"
     rows = [
         "| step | position | action | answer | memory view | stale in view | now at |",
         "|---|---|---|---|---|---|---|",
@@ -162,11 +175,16 @@ async def run_episode(
     modality: str,
     prompt: str,
     structured: bool = False,
+    records: list[StepRecord] | None = None,
 ) -> Episode:
-    """Step the agent until it dies, reaches the goal or runs out of steps."""
+    """Step the agent until it dies, reaches the goal or runs out of steps.
+
+    Each step is appended to ``records`` (a new list when None) as it is taken, so a
+    caller keeps the steps of an episode that a sample limit interrupts.
+    """
     instance: Instance = env.instance
     env.reset()
-    records: list[StepRecord] = []
+    records = [] if records is None else records
     reward = 0.0
     terminated = truncated = False
     view: tuple[MemoryEntry, ...] | None = None
@@ -177,7 +195,7 @@ async def run_episode(
             stale = instance.stale_ids(env.grid)
             stale_in_view = tuple(e.id for e in view or () if e.id in stale)
             position = env.agent
-            action, parsed, answer = await choose_action(
+            action, reading, answer = await choose_action(
                 navigator, view, env, modality=modality, prompt=prompt, structured=structured
             )
             _, r, terminated, truncated, info = env.step(int(action))
@@ -186,7 +204,8 @@ async def run_episode(
                 step=step,
                 position=position,
                 action=action.name,
-                parsed=parsed,
+                parsed=reading.action is not None,
+                reading=reading.status,
                 answer=answer[:ANSWER_EXCERPT],
                 view_size=None if view is None else len(view),
                 stale_in_view=stale_in_view,
@@ -213,6 +232,21 @@ async def run_episode(
         ),
         final_grid=env.grid,
     )
+
+
+def _store(state: TaskState, episode: Episode) -> None:
+    state.store.set(EPISODE_STORE_KEY, episode.to_dict())
+    state.output.completion = f"{episode.outcome} after {episode.steps} steps" + (
+        f" ({episode.limit})" if episode.limit else ""
+    )
+
+
+def limit_reason(ex: BaseException) -> str:
+    """How a sample limit reads in the log: Inspect's message, or, for a time or
+    working limit (which cancels the sample's task), a note saying so."""
+    if isinstance(ex, LimitExceededError):
+        return ex.message
+    return "time or working limit (cancelled)"
 
 
 def instance_of(state: TaskState) -> Instance:
@@ -259,11 +293,31 @@ def navigate(
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
-        episode = await run_episode(
-            env, strategy, get_model(), modality=modality, prompt=navigate_prompt, structured=structured
-        )
-        state.store.set(EPISODE_STORE_KEY, episode.to_dict())
-        state.output.completion = f"{episode.outcome} after {episode.steps} steps"
+        records: list[StepRecord] = []
+        try:
+            episode = await run_episode(
+                env,
+                strategy,
+                get_model(),
+                modality=modality,
+                prompt=navigate_prompt,
+                structured=structured,
+                records=records,
+            )
+        except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
+            # A sample limit ends the episode early: it is scored as outcome "limit".
+            episode = Episode(
+                outcome="limit",
+                steps=env.steps,
+                reward=0.0,
+                records=tuple(records),
+                audits=tuple(strategy.audits),
+                final_grid=env.grid,
+                limit=limit_reason(ex),
+            )
+            _store(state, episode)
+            raise
+        _store(state, episode)
         return state
 
     return solve
