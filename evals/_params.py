@@ -96,3 +96,27 @@ def seed_list(seeds: object, n_seeds: object, master_seed: object) -> list[int]:
             raise TaskParameterError(f"seeds must be distinct; {seed} appears twice")
         out.append(seed)
     return out
+
+
+_TRUE = ("true", "yes", "1", "on")
+_FALSE = ("false", "no", "0", "off")
+
+
+def boolean(value: object, name: str) -> bool:
+    """A flag given as a bool or as true/false, yes/no, 1/0, on/off (any case)."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower() if isinstance(value, str | int) else None
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise TaskParameterError(f"{name} must be one of true, false (or yes/no, 1/0, on/off); got {value!r}")
+
+
+def prompt_text(value: object, name: str) -> str:
+    """A custom system prompt: non-empty text. Only ``{size}`` is filled in; every
+    other brace is literal, so JSON examples need no escaping."""
+    if not isinstance(value, str) or not value.strip():
+        raise TaskParameterError(f"{name} must be non-empty text (only {{size}} is a placeholder); got {value!r}")
+    return value

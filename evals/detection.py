@@ -7,7 +7,7 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import choice, integer, regimes, seed_list
+from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, seed_list
 from spatialstale.scorers import stale_f1
 from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, detect
 
@@ -22,6 +22,7 @@ def detection(
     master_seed: int = MASTER_SEED,
     size: int = DEFAULT_SIZE,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    structured: bool = False,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
 
@@ -38,7 +39,11 @@ def detection(
         n_seeds: how many seeds to derive from ``master_seed`` (default 50).
         master_seed: the master seed of the derivation (2024).
         size: grid side n (8; 16 and 32 work).
-        audit_prompt: system prompt of each audit call (``{size}`` is filled in).
+        audit_prompt: system prompt of each audit call (``{size}`` is filled in; other
+            braces are literal).
+        structured: send a JSON response schema with every call (structured output:
+            OpenAI json_schema, Anthropic, vLLM guided decoding); off by default, as in
+            the paper. The answers are read the same way either way.
 
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
@@ -48,11 +53,19 @@ def detection(
     batch_size = integer(batch_size, "batch_size", 1)
     size = integer(size, "size", 4)
     seed_values = seed_list(seeds, n_seeds, master_seed)
+    audit_prompt = prompt_text(audit_prompt, "audit_prompt")
+    structured = boolean(structured, "structured")
     return Task(
         dataset=MemoryDataset(
             detection_samples(regime_list, seed_values, size, modality, batch_size), name="spatialstale-detection"
         ),
-        solver=detect(modality=modality, batch_size=batch_size, audit_prompt=audit_prompt),
+        solver=detect(modality=modality, batch_size=batch_size, audit_prompt=audit_prompt, structured=structured),
         scorer=stale_f1(),
-        metadata={"regimes": regime_list, "modality": modality, "batch_size": batch_size, "size": size},
+        metadata={
+            "regimes": regime_list,
+            "modality": modality,
+            "batch_size": batch_size,
+            "size": size,
+            "structured": structured,
+        },
     )

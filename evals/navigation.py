@@ -7,7 +7,7 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
-from spatialstale.evals._params import choice, choices, integer, regimes, seed_list
+from spatialstale.evals._params import boolean, choice, choices, integer, prompt_text, regimes, seed_list
 from spatialstale.scorers import episode_outcome
 from spatialstale.solvers import (
     DEFAULT_AUDIT_PROMPT,
@@ -36,6 +36,7 @@ def navigation(
     navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
+    structured: bool = False,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -59,6 +60,8 @@ def navigation(
         navigate_prompt: system prompt of each navigation step.
         audit_prompt: system prompt of each OMCD audit call.
         selfverify_prompt: system prompt of SelfVerify's check.
+        structured: send a JSON response schema with every audit, SelfVerify and
+            navigation call (structured output); off by default, as in the paper.
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
@@ -71,6 +74,10 @@ def navigation(
     max_steps = integer(max_steps, "max_steps", 1)
     episodes = integer(episodes, "episodes", 1)
     seed_values = seed_list(seeds, n_seeds, master_seed)
+    navigate_prompt = prompt_text(navigate_prompt, "navigate_prompt")
+    audit_prompt = prompt_text(audit_prompt, "audit_prompt")
+    selfverify_prompt = prompt_text(selfverify_prompt, "selfverify_prompt")
+    structured = boolean(structured, "structured")
     return Task(
         dataset=MemoryDataset(
             navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list),
@@ -83,6 +90,7 @@ def navigation(
             navigate_prompt=navigate_prompt,
             audit_prompt=audit_prompt,
             selfverify_prompt=selfverify_prompt,
+            structured=structured,
         ),
         scorer=episode_outcome(),
         epochs=Epochs(episodes),
@@ -93,5 +101,6 @@ def navigation(
             "batch_size": batch_size,
             "size": size,
             "max_steps": max_steps,
+            "structured": structured,
         },
     )

@@ -42,15 +42,21 @@ PERFECT_AUDITS = {
     ),
     "verdict words": json.dumps([{"memory_id": m, "verdict": "STALE" if s else "VALID"} for m, s in TRUTH.items()]),
     "inverted key": json.dumps([{"memory_id": m, "is_valid": not s} for m, s in TRUTH.items()]),
-    "think block": "<think>mem_001 might be stale... [{\"memory_id\": \"mem_001\", \"is_stale\": true}]</think>\n"
+    "think block": '<think>mem_001 might be stale... [{"memory_id": "mem_001", "is_stale": true}]</think>\n'
     + json.dumps([{"memory_id": m, "is_stale": s} for m, s in TRUTH.items()]),
     "lone closing think tag": "the grid shows... mem_003 is stale?</think>"
     + json.dumps([{"memory_id": m, "is_stale": s} for m, s in TRUTH.items()]),
-    "ids as written": json.dumps([{"memory_id": m.upper().replace("_00", "_"), "is_stale": s} for m, s in TRUTH.items()]),
+    "ids as written": json.dumps(
+        [{"memory_id": m.upper().replace("_00", "_"), "is_stale": s} for m, s in TRUTH.items()]
+    ),
     "bracketed ids": json.dumps([{"memory_id": f"[{m}]", "is_stale": s} for m, s in TRUTH.items()]),
-    "unquoted keys": "[" + ", ".join(f"{{memory_id: '{m}', is_stale: {str(s).lower()}}}" for m, s in TRUTH.items()) + "]",
+    "unquoted keys": "["
+    + ", ".join(f"{{memory_id: '{m}', is_stale: {str(s).lower()}}}" for m, s in TRUTH.items())
+    + "]",
     "labelled lines": "\n".join(f"- {m}: {'STALE' if s else 'valid'}" for m, s in TRUTH.items()),
-    "nested reason braces": json.dumps([{"memory_id": m, "is_stale": s, "reason": "cell {5,4} [H]"} for m, s in TRUTH.items()]),
+    "nested reason braces": json.dumps(
+        [{"memory_id": m, "is_stale": s, "reason": "cell {5,4} [H]"} for m, s in TRUTH.items()]
+    ),
 }
 
 

@@ -1,0 +1,114 @@
+"""Over 10,000 randomized nasty answers through both tasks: no sample errors, and every
+reading that is lost or ambiguous is counted, checked by re-reading the raw answers
+stored in the log."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval
+from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+
+from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
+from spatialstale.solvers import read_action, read_audit, read_selfverify
+from tests import fuzz  # noqa: F401  (registers the fuzz/ model provider)
+
+_ID = re.compile(r"\[(mem_\d+)\]")
+REGIMES = "L1,L2,L3"
+
+
+def _run(task: Any, tmp_path: Path, name: str) -> EvalLog:
+    [log] = eval(
+        task,
+        model=f"fuzz/{name}",
+        log_dir=str(tmp_path / name),
+        display="none",
+        log_realtime=False,
+        max_connections=32,
+        max_samples=32,
+        fail_on_error=False,
+    )
+    assert log.status == "success", log.error
+    assert log.samples
+    return log
+
+
+def _calls(sample: EvalSample) -> list[tuple[str, list[str], str]]:
+    """(kind, memory ids in the prompt, raw answer) of every model call of a sample."""
+    out = []
+    for event in resolve_sample_attachments(sample).events:
+        if event.event == "model":
+            first = event.input[0].text.splitlines()[0]
+            kind = first.removeprefix("[SpatialSTALE:").removesuffix("]")
+            out.append((kind, _ID.findall(event.input[-1].text), event.output.completion))
+    return out
+
+
+def _score(sample: EvalSample, name: str) -> dict[str, Any]:
+    assert sample.error is None, sample.error
+    assert sample.scores is not None and name in sample.scores
+    value = sample.scores[name].value
+    assert isinstance(value, dict)
+    return value
+
+
+def _check_detection(log: EvalLog) -> int:
+    calls = 0
+    for sample in log.samples or []:
+        value = _score(sample, "stale_f1")
+        raw = _calls(sample)
+        readings = [read_audit(answer, ids) for kind, ids, answer in raw if kind == "audit"]
+        calls += len(raw)
+        assert value["calls"] == len(readings) == len(raw)
+        assert value["unparseable"] == sum(r.error is not None for r in readings)
+        assert value["unanswered"] == sum(len(r.unanswered) for r in readings)
+        assert value["conflicting"] == sum(len(r.conflicting) for r in readings)
+        assert value["unknown_ids"] == sum(len(r.unknown_ids) for r in readings)
+        judged = value["tp"] + value["fp"] + value["fn"] + value["tn"]
+        assert judged == value["judgments"]
+    return calls
+
+
+def _check_navigation(log: EvalLog) -> int:
+    calls = 0
+    for sample in log.samples or []:
+        value = _score(sample, "episode_outcome")
+        raw = _calls(sample)
+        calls += len(raw)
+        steps = [read_action(answer) for kind, _, answer in raw if kind == "navigate"]
+        audits = [read_audit(answer, ids) for kind, ids, answer in raw if kind == "audit"]
+        checks = [read_selfverify(answer, ids) for kind, ids, answer in raw if kind == "selfverify"]
+        assert value["steps"] == len(steps)
+        assert value["fallbacks"] == sum(s.action is None for s in steps)
+        assert value["ambiguous"] == sum(s.status == "ambiguous" for s in steps)
+        assert value["unreadable"] == sum(s.status == "unreadable" for s in steps)
+        assert value["audit_calls"] == len(audits) + len(checks)
+        assert value["audit_unparseable"] == sum(a.error is not None for a in [*audits, *checks])
+        assert value["audit_unanswered"] == sum(len(a.unanswered) for a in audits)
+        assert value["audit_conflicting"] == sum(len(a.conflicting) for a in [*audits, *checks])
+        assert sum(value[k] for k in ("success", "death", "timeout", "limit")) == 1
+    return calls
+
+
+def test_ten_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tmp_path: Path) -> None:
+    calls = 0
+    # Text audits one entry a call (B=1), so most of the answers are audit answers.
+    runs = [
+        ("det-text", detection(regime=REGIMES, modality="text", batch_size=1, n_seeds=13)),
+        ("det-vision", detection(regime=REGIMES, modality="vision", n_seeds=6)),
+        ("nav-text", navigation(regime=REGIMES, modality="text", n_seeds=16, episodes=1)),
+        ("nav-vision", navigation(regime=REGIMES, modality="vision", n_seeds=6, episodes=1)),
+    ]
+    for name, task in runs:
+        log = _run(task, tmp_path, name)
+        if name.startswith("det"):
+            calls += _check_detection(log)
+        else:
+            calls += _check_navigation(log)
+            metrics = log.results.scores[0].metrics if log.results else {}
+            assert 0 < metrics["fallback_rate"].value < 1
+    print(f"{calls} fuzzed answers")
+    assert calls >= 10_000, calls
