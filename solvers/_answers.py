@@ -518,6 +518,18 @@ def _lines_with(text: str, words: tuple[str, ...], limit: int = 64) -> list[str]
     return out
 
 
+def _known(book: IdBook, raws: list[Any], unknown: list[str]) -> set[str]:
+    """The store ids ``raws`` name; the others are appended to ``unknown`` (once each)."""
+    out: set[str] = set()
+    for raw in raws:
+        mid = book.lookup(raw)
+        if mid is not None:
+            out.add(mid)
+        elif (clipped := _clip(raw)) and clipped not in unknown:
+            unknown.append(clipped)
+    return out
+
+
 def read_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:
     """Read a SelfVerify answer: the ids it calls inconsistent.
 
@@ -563,16 +575,8 @@ def read_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:
     if not readable:
         result.error = "no list of inconsistent ids found"
         return result
-    flagged: set[str] = set()
-    cleared: set[str] = set()
-    for raw, bucket in [(r, flagged) for r in flag_raw] + [(r, cleared) for r in clear_raw]:
-        mid = book.lookup(raw)
-        if mid is None:
-            clipped = _clip(raw)
-            if clipped and clipped not in result.unknown_ids:
-                result.unknown_ids.append(clipped)
-        else:
-            bucket.add(mid)
+    flagged = _known(book, flag_raw, result.unknown_ids)
+    cleared = _known(book, clear_raw, result.unknown_ids)
     result.conflicting = sorted(flagged & cleared)
     result.flagged = flagged - cleared
     return result
@@ -723,7 +727,9 @@ def read_action(text: str) -> ActionParse:
     directions, overlong = _direction_spans(answer)
     if overlong:
         notes += ("overlong: stopped reading before the end of the answer",)
-    committed, rejected, mentions = [], [], []
+    committed: list[str] = []
+    rejected: list[str] = []
+    mentions: list[str] = []
     mention_at: list[tuple[int, str]] = []
     for start, end in directions:
         lo = max(0, start - _WINDOW)

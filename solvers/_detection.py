@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import anyio
 from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -22,7 +24,7 @@ def _window(result: AuditResult, grid: Grid, instance: Instance) -> dict[str, ob
 
 def _finish(state: TaskState, windows: list[dict[str, object]], limit: str | None = None) -> None:
     state.store.set(DETECTION_STORE_KEY, {"windows": windows, "limit": limit})
-    flagged = sum(len(w["flagged"]) for w in windows)  # type: ignore[arg-type]
+    flagged = sum(len(cast(list[str], w["flagged"])) for w in windows)
     state.output.completion = f"{len(windows)} detection window(s), {flagged} entries flagged" + (
         f"; ended early by a sample limit ({limit})" if limit else ""
     )

@@ -99,25 +99,25 @@ def _hostile(rng: random.Random) -> str:
     if kind == 10:
         return "'" * rng.randint(1, 500) + '"' * rng.randint(1, 500)
     return " ".join(
-        rng.choice(DIRECTIONS + ("not", "avoid", "hole", ",", ".", "I'll go", "Action:")) for _ in range(30)
+        rng.choice([*DIRECTIONS, "not", "avoid", "hole", ",", ".", "I'll go", "Action:"]) for _ in range(30)
     )
 
 
 def _action(rng: random.Random) -> str:
     a, b = rng.sample(DIRECTIONS, 2)
     templates = [
-        '{"action": "%s"}' % a,
-        "{'action': '%s'}" % a.lower(),
-        "Action: %s" % a,
-        "I'll move %s." % a.lower(),
-        "Moving %s would be a mistake, so my move is %s." % (b, a),
-        "I must not go %s because it is a hole." % b,
-        '{"action": "%s"} {"action": "%s"}' % (a, b),
-        "<think>%s? %s?</think>%s" % (b, a, a),
-        '```json\n{"action": "%s"}\n```' % a,
-        "%s or %s, hard to say" % (a, b),
-        "**%s**" % a.title(),
-        '{"move": "%s", "direction": "%s"}' % (a, b),
+        f'{{"action": "{a}"}}',
+        f"{{'action': '{a.lower()}'}}",
+        f"Action: {a}",
+        f"I'll move {a.lower()}.",
+        f"Moving {b} would be a mistake, so my move is {a}.",
+        f"I must not go {b} because it is a hole.",
+        f'{{"action": "{a}"}} {{"action": "{b}"}}',
+        f"<think>{b}? {a}?</think>{a}",
+        f'```json\n{{"action": "{a}"}}\n```',
+        f"{a} or {b}, hard to say",
+        f"**{a.title()}**",
+        f'{{"move": "{a}", "direction": "{b}"}}',
     ]
     return rng.choice(templates)
 
