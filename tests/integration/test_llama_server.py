@@ -2,8 +2,11 @@
 
 A fake ``llama_cpp`` package on PYTHONPATH stands in for llama-cpp-python: its
 ``llama_cpp.server`` serves ``/v1/models`` (and starts a helper process), dies, or
-never answers, as ``FAKE_LLAMA_MODE`` says. The chat-template test runs the real
-llama-cpp-python formatter and is skipped without it.
+never answers, as ``FAKE_LLAMA_MODE`` says; it answers each chat request after
+``FAKE_LLAMA_DELAY`` seconds and appends a line to ``$FAKE_LLAMA_PIDS.asked``. The
+launcher is also run as a process and killed, to check that neither its server nor
+its scratch folder outlives it. The chat-template and argument-parser tests run
+llama-cpp-python's own code and are skipped without it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,16 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from spatialstale.agents._llama import chat_template_config, tokenizer_config
+from spatialstale.agents._llama import (
+    _RUN_SCRIPT,
+    SCRATCH_PREFIX,
+    SERVE_SCRIPT,
+    chat_template_config,
+    new_api_key,
+    server_command,
+    tokenizer_config,
+    watchdog,
+)
 from spatialstale.agents.llama_server import (
     SMOKE_TASK_ARGS,
     LlamaServerError,
@@ -61,6 +73,11 @@ FAKE_LLAMA = {
                 return 2
         """,
     "llama_cpp/server/__init__.py": "",
+    # the launcher wraps create_app (for json_schema); the fake serves with http.server instead
+    "llama_cpp/server/app.py": """
+        def create_app(**settings):
+            raise NotImplementedError
+        """,
     "llama_cpp/server/__main__.py": """
         import argparse, http.server, json, os, subprocess, sys, time
 
@@ -105,6 +122,9 @@ FAKE_LLAMA = {
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if not self.authorized():
                     return
+                with open(os.environ["FAKE_LLAMA_PIDS"] + ".asked", "a") as asked:
+                    asked.write("asked\\n")
+                time.sleep(float(os.environ.get("FAKE_LLAMA_DELAY", "0")))
                 self.answer({
                     "id": "fake-1",
                     "object": "chat.completion",
@@ -272,16 +292,54 @@ def test_the_launcher_runs_both_tasks_through_both_providers(
     assert "LLAMACPP_BASE_URL" not in os.environ
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def launcher_command(gguf: Path, *options: str) -> list[str]:
+    command = [sys.executable, "-m", "spatialstale.agents.llama_server"]
+    return [*command, "--gguf", str(gguf), "--server-python", sys.executable, *options]
+
+
+def scratch_folders(root: Path) -> list[Path]:
+    return sorted(root.glob(f"{SCRATCH_PREFIX}*"))
+
+
+def wait_gone(root: Path, timeout: float = 20.0) -> list[Path]:
+    """The scratch folders under ``root`` still there after up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while scratch_folders(root) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return scratch_folders(root)
+
+
+def wait_for(path: Path, launcher: subprocess.Popen[str], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if launcher.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"{path} never appeared; the launcher said {launcher.communicate()}")
+        time.sleep(0.1)
+
+
+def stop_launcher(launcher: subprocess.Popen[str]) -> None:
+    """After a failed assertion, still let the launcher stop its server (SIGKILL would orphan it)."""
+    if launcher.poll() is None:
+        launcher.terminate()
+        try:
+            launcher.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.communicate()
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 0), (signal.SIGKILL, -9)])
 def test_serve_mode_stops_the_server_on_a_signal(
-    fake_llama: Path, signum: int, monkeypatch: pytest.MonkeyPatch
+    fake_llama: Path, signum: int, code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
-    command = [sys.executable, "-m", "spatialstale.agents.llama_server", "--serve"]
+    scratch_root = tmp_path / "tmp"
+    scratch_root.mkdir()
     launcher = subprocess.Popen(
-        [*command, "--gguf", str(fake_llama), "--server-python", sys.executable],
+        launcher_command(fake_llama, "--serve"),
         stdout=subprocess.PIPE,
         text=True,
+        env=os.environ | {"TMPDIR": str(scratch_root)},
     )
     try:
         assert launcher.stdout is not None
@@ -290,18 +348,172 @@ def test_serve_mode_stops_the_server_on_a_signal(
             lines.append(launcher.stdout.readline())
         assert "LLAMACPP_BASE_URL=http://127.0.0.1:" in "".join(lines), lines
         pids = json.loads(Path(os.environ["FAKE_LLAMA_PIDS"]).read_text())
+        assert len(scratch_folders(scratch_root)) == 1
         launcher.send_signal(signum)
-        launcher.wait(timeout=30)
+        launcher.communicate(timeout=30)
+        assert launcher.returncode == code  # Ctrl-C is how --serve is meant to stop
         assert all(wait_dead(pid) for pid in pids), "the server outlived its launcher"
+        assert wait_gone(scratch_root) == [], "the scratch folder outlived the launcher"
     finally:
-        # on a failed assertion, still let the launcher stop its server (SIGKILL would orphan it)
-        if launcher.poll() is None:
-            launcher.terminate()
-            try:
-                launcher.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                launcher.kill()
-                launcher.wait()
+        stop_launcher(launcher)
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGKILL, -9)],
+)
+def test_a_run_stopped_by_a_signal_leaves_no_server_or_scratch_folder(
+    fake_llama: Path, signum: int, code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
+    monkeypatch.setenv("FAKE_LLAMA_DELAY", "0.5")  # a run long enough to be caught in the middle
+    scratch_root, log_dir = tmp_path / "tmp", tmp_path / "logs"
+    scratch_root.mkdir()
+    options = ["--tasks", "navigation", "-T", "n_seeds=1", "-T", "max_steps=50", "-T", "strategies=nofilter"]
+    launcher = subprocess.Popen(
+        launcher_command(fake_llama, *options, "--log-dir", str(log_dir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"TMPDIR": str(scratch_root)},
+    )
+    try:
+        wait_for(Path(os.environ["FAKE_LLAMA_PIDS"] + ".asked"), launcher)  # the run has begun
+        pids = json.loads(Path(os.environ["FAKE_LLAMA_PIDS"]).read_text())
+        assert len(scratch_folders(scratch_root)) == 1
+        launcher.send_signal(signum)
+        out, err = launcher.communicate(timeout=60)
+        assert launcher.returncode == code, (out, err)
+        assert all(wait_dead(pid) for pid in pids), "the server or its helper outlived the launcher"
+        assert wait_gone(scratch_root) == [], "the scratch folder outlived the launcher"
+        if signum == signal.SIGKILL:
+            return
+        said = [line for line in err.splitlines() if line.startswith("interrupted")]
+        assert said == err.strip().splitlines()[-1:], err
+        name = signal.Signals(signum).name
+        assert said[0].startswith(f"interrupted by {name}: spatialstale/navigation through openai-api did not finish")
+        [log] = log_dir.glob("*.eval")
+        assert f"saved in {log_dir}: the partial log {log}" in said[0]
+        assert read_eval_log(str(log), header_only=True).status == "cancelled"
+        assert "task " not in out, "an empty table was printed"
+    finally:
+        stop_launcher(launcher)
+
+
+def test_a_watchdog_stops_what_it_watches_and_removes_its_folder_when_its_pipe_closes(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        with watchdog() as guard:
+            assert guard.scratch.is_dir() and guard.scratch.name.startswith(SCRATCH_PREFIX)
+            guard.watch(sleeper.pid)
+            (guard.scratch / "llama_server.log").write_text("a file inside")
+        assert sleeper.wait(timeout=10) == -signal.SIGTERM
+        assert not guard.scratch.exists()
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+
+
+_ARMED = """
+import importlib.util, sys, time
+spec = importlib.util.spec_from_file_location("serve", sys.argv[1])
+serve = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(serve)
+serve.die_with_parent(int(sys.argv[2]))
+print("armed", flush=True)
+time.sleep(600)
+"""
+
+_PARENT = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2], str(os.getpid())], start_new_session=True)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_server_process_dies_with_its_parent_even_by_sigkill() -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, _ARMED, str(SERVE_SCRIPT)], stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    try:
+        assert parent.stdout.readline().strip() == "armed"
+        parent.kill()
+        parent.wait()
+        assert wait_dead(child, timeout=5), "the child outlived its SIGKILLed parent"
+    finally:
+        if alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+# --- the API key -----------------------------------------------------------------------
+
+
+def test_a_key_that_starts_with_a_dash_is_not_read_as_an_option(
+    fake_llama: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the fake parses its options with argparse, as llama_cpp.server does
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "serve")
+    with llama_server(fake_llama, server_python=sys.executable, api_key="-k3y") as url:
+        assert get(f"{url}/models", "-k3y") == 200
+        assert get(f"{url}/models", "k3y") == 401
+
+
+def test_new_keys_never_start_with_a_dash() -> None:
+    keys = {new_api_key() for _ in range(2000)}
+    assert len(keys) == 2000
+    assert all(len(key) == 32 and key[0] != "-" and key.isalnum() for key in keys)
+
+
+_PARSE = """
+import argparse, json, sys
+from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+from llama_cpp.server.settings import ModelSettings, ServerSettings, Settings
+parser = argparse.ArgumentParser()
+add_args_from_model(parser, Settings)
+parser.add_argument("--config_file")
+args = parser.parse_args(sys.argv[1:])
+server, model = parse_model_from_args(ServerSettings, args), parse_model_from_args(ModelSettings, args)
+print(json.dumps({
+    "api_key": server.api_key, "port": server.port, "interrupt_requests": server.interrupt_requests,
+    "model": model.model, "model_alias": model.model_alias, "n_threads": model.n_threads,
+}))
+"""
+
+
+def test_the_server_command_reads_right_with_llama_cpp_servers_own_parser() -> None:
+    if reason := llama_cpp_missing():
+        pytest.skip(reason)
+    command = server_command(
+        LLAMA_PYTHON,
+        Path("-odd-name.gguf"),
+        port=8123,
+        model_name="smollm2",
+        n_ctx=4096,
+        tokenizer_config=Path("/tmp/tokenizer_config.json"),
+        api_key="-starts-with-a-dash",
+        n_threads=2,
+    )
+    assert command[:5] == [LLAMA_PYTHON, "-c", _RUN_SCRIPT, str(SERVE_SCRIPT), str(os.getpid())]
+    parsed = subprocess.run(
+        [LLAMA_PYTHON, "-c", _PARSE, *command[5:]],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    )
+    assert json.loads(parsed.stdout) == {
+        "api_key": "-starts-with-a-dash",
+        "port": 8123,
+        "interrupt_requests": False,
+        "model": "-odd-name.gguf",
+        "model_alias": "smollm2",
+        "n_threads": 2,
+    }
 
 
 # --- the chat template, through llama-cpp-python's own formatter ----------------------
@@ -358,6 +570,8 @@ def test_task_arg_values_are_json_or_strings() -> None:
     assert _task_arg("regime=L2") == ("regime", "L2")
     assert _task_arg("strategies=omcd,oracle") == ("strategies", "omcd,oracle")
     assert _task_arg("seeds=[4810, 1734]") == ("seeds", [4810, 1734])
+    assert _task_arg("structured=true") == ("structured", True)
+    assert task_args_for("navigation", {"structured": True})["structured"] is True
 
 
 def test_provider_and_task_lists() -> None:

@@ -4,15 +4,20 @@ reached through Inspect's own ``openai-api`` and ``vllm`` providers.
 The model is weak and its answers are messy; the tests check the plumbing: the
 eval succeeds, every answer the server returned was either read or counted as
 unreadable in the scores, and token usage was recorded. Detection goes through
-both providers, navigation (one episode per strategy) through openai-api. Skipped
-when the server's interpreter (``$SPATIALSTALE_LLAMA_PYTHON``, else this one) lacks
-llama_cpp or no GGUF model is installed.
+both providers, navigation (one episode per strategy) through openai-api. With a
+response schema (``-T structured=true``) the server constrains the answer to it: the
+last test runs both tasks with structured output off and on and prints how many
+answers could not be read each way (``pytest -s`` shows it). Skipped when the
+server's interpreter (``$SPATIALSTALE_LLAMA_PYTHON``, else this one) lacks llama_cpp
+or no GGUF model is installed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 import re
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +25,19 @@ from typing import Any
 import pytest
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+from inspect_ai.model import GenerateConfig, ResponseSchema
 
-from spatialstale.agents.llama_server import PROVIDERS, llama_server, run_suite
+from spatialstale.agents.llama_server import PROVIDERS, client, llama_server, log_figures, new_api_key, run_suite
+from spatialstale.evals.detection import detection
 from spatialstale.solvers import STRATEGIES, parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
+from spatialstale.solvers._prompts import (
+    AUDIT_MARKER,
+    AUDIT_SCHEMA,
+    NAVIGATE_MARKER,
+    NAVIGATE_SCHEMA,
+    SELFVERIFY_MARKER,
+    SELFVERIFY_SCHEMA,
+)
 
 from ._llama_support import LLAMA_PYTHON, local_llm_missing
 
@@ -42,12 +56,14 @@ def server() -> Iterator[tuple[str, str]]:
     reason = local_llm_missing()
     if reason:
         pytest.skip(reason)
-    api_key = secrets.token_urlsafe(12)
+    api_key = "-" + new_api_key()  # a key that reads like an option must still reach the server
     with llama_server(server_python=LLAMA_PYTHON, api_key=api_key) as base_url:
         yield base_url, api_key
 
 
-def run(server: tuple[str, str], provider: str, task: str, tmp_path: Path, **task_args: Any) -> EvalLog:
+def run(
+    server: tuple[str, str], provider: str, task: str, tmp_path: Path, max_tokens: int = MAX_TOKENS, **task_args: Any
+) -> EvalLog:
     base_url, api_key = server
     [log] = run_suite(
         base_url,
@@ -56,7 +72,7 @@ def run(server: tuple[str, str], provider: str, task: str, tmp_path: Path, **tas
         task_args={"regime": "L2", "batch_size": BATCH_SIZE, **task_args},
         api_key=api_key,
         log_dir=str(tmp_path),
-        max_tokens=MAX_TOKENS,
+        max_tokens=max_tokens,
     )
     assert log.status == "success", log.error
     assert log.eval.model.startswith(provider + "/")
@@ -131,3 +147,101 @@ def test_navigation_answers_are_read_or_counted(server: tuple[str, str], tmp_pat
         unreadable += sum(parse_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)
         assert episode["audit_unparseable"] == unreadable
     assert_usage_recorded(log)
+
+
+# --- structured output -----------------------------------------------------------------
+
+SCHEMAS = {"navigate": NAVIGATE_SCHEMA, "audit": AUDIT_SCHEMA, "selfverify": SELFVERIFY_SCHEMA}
+_QUESTIONS = {
+    "navigate": "You stand at (0,0) of a 4x4 FrozenLake grid; the goal is at (3,3). Which way do you move?",
+    "audit": "Memory: [mem_000] (0,0) F. [mem_001] (0,1) H. The grid now: (0,0) F, (0,1) F. Which notes are stale?",
+    "selfverify": "Memory: [mem_000] (0,0) F. [mem_001] (0,1) H. The grid now: (0,0) F, (0,1) F. Which are wrong?",
+}
+
+
+def fits(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` fits ``schema`` (the object, array, string, boolean and enum parts used here)."""
+    kind = schema.get("type")
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return (
+            isinstance(value, dict)
+            and set(schema.get("required", [])) <= value.keys() <= set(properties)
+            and all(fits(v, properties[k]) for k, v in value.items())
+        )
+    if kind == "array":
+        return isinstance(value, list) and all(fits(v, schema.get("items", {})) for v in value)
+    return isinstance(value, {"string": str, "boolean": bool}[str(kind)])
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("answer", sorted(SCHEMAS))
+def test_a_response_schema_gets_json_that_fits_it(server: tuple[str, str], provider: str, answer: str) -> None:
+    # Inspect sends the schema as response_format json_schema, which llama-cpp-python's
+    # server refuses (HTTP 422) unless the launcher rewrites it into a grammar
+    base_url, api_key = server
+    schema: ResponseSchema = SCHEMAS[answer]
+    config = GenerateConfig(temperature=0.0, max_tokens=512, response_schema=schema)
+    with client(provider, "smollm2", base_url, api_key, config) as model:
+        output = asyncio.run(model.generate(_QUESTIONS[answer]))
+    reply = json.loads(output.completion)
+    assert fits(reply, schema.json_schema.model_dump(exclude_none=True)), reply
+
+
+STRUCTURED_MAX_TOKENS = 512
+"""Room for a whole constrained answer: a cut-off JSON answer is unreadable either way."""
+
+
+def unreadable_rates(log: EvalLog) -> tuple[int, int, int, int]:
+    """(unparseable audit/SelfVerify calls, calls, fallback steps, steps) of one log."""
+    figures = log_figures(log)
+    return figures.unreadable, figures.audit_calls, figures.fallbacks, figures.steps
+
+
+def test_structured_output_makes_the_answers_readable(
+    server: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if "structured" not in inspect.signature(detection).parameters:
+        pytest.skip("the tasks have no -T structured yet")
+    rates: dict[str, dict[str, tuple[int, int, int, int]]] = {}
+    for structured in (False, True):
+        mode = "on" if structured else "off"
+        logs = [
+            run(
+                server,
+                "openai-api",
+                "detection",
+                tmp_path / mode,
+                STRUCTURED_MAX_TOKENS,
+                n_seeds=1,
+                batch_size=16,
+                structured=structured,
+            ),
+            run(
+                server,
+                "openai-api",
+                "navigation",
+                tmp_path / mode,
+                STRUCTURED_MAX_TOKENS,
+                n_seeds=1,
+                max_steps=5,
+                episodes=1,
+                structured=structured,
+            ),
+        ]
+        rates[mode] = {log.eval.task.split("/")[-1]: unreadable_rates(log) for log in logs}
+    with capsys.disabled():
+        print("\nSmolLM2-135M, L2, text, greedy: answers that could not be read")
+        for mode, by_task in rates.items():
+            bad, calls, _, _ = by_task["detection"]
+            audit_bad, audit_calls, fallbacks, steps = by_task["navigation"]
+            print(
+                f"  structured {mode:<3}: detection {bad}/{calls} audit calls unparseable; "
+                f"navigation {fallbacks}/{steps} steps fell back, {audit_bad}/{audit_calls} audit calls unparseable"
+            )
+    on, off = rates["on"], rates["off"]
+    assert on["navigation"][2] == 0, "a schema-constrained action could not be read"
+    assert on["detection"][0] <= off["detection"][0]
+    assert on["detection"][0] < on["detection"][1], "no structured audit answer could be read"
