@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import sys
 from typing import Any
 
 from inspect_ai.model import (
@@ -32,9 +33,31 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from ._perception import perceive
 from ._policies import AGENTS
 
+try:
+    # Inspect's CLI exits 1 on a SilentException without printing anything; it is
+    # not public API, so fall back to a plain exception (shown with a traceback).
+    from inspect_ai._util.error import SilentException as _QuietExit
+except ImportError:  # pragma: no cover
+    _QuietExit = Exception  # type: ignore[misc,assignment]
+
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 255
 """A fixed estimate per image, whatever its size (hosted vision models charge a few hundred)."""
+
+
+class ReferenceAgentError(ValueError, _QuietExit):
+    """An unknown agent name or a model argument: a ValueError, silent to Inspect's CLI."""
+
+    reported = True
+    """Its message is printed when it is raised (see ``_refused``)."""
+
+
+def _refused(message: str) -> ReferenceAgentError:
+    # Printed here, once, because Inspect's CLI shows a ValueError from a model
+    # constructor as a 200-line traceback, and a PrerequisiteError not at all under
+    # --display none (its console is quiet); this way every display mode shows one line.
+    print(message, file=sys.stderr, flush=True)
+    return ReferenceAgentError(message)
 
 
 def estimate_text_tokens(text: str) -> int:
@@ -78,7 +101,8 @@ class ReferenceAgentAPI(ModelAPI):
     same prompt the same way; otherwise it draws fresh randomness on every call.
 
     Raises:
-        ValueError: for an unknown agent name or any model argument (there are none).
+        ReferenceAgentError: (a ValueError) for an unknown agent name or any model
+            argument (there are none); its message is also printed on stderr.
     """
 
     def __init__(
@@ -91,9 +115,9 @@ class ReferenceAgentAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_name not in AGENTS:
-            raise ValueError(f"spatialstale model must be one of {', '.join(AGENTS)}; got {model_name!r}")
+            raise _refused(f"spatialstale model must be one of {', '.join(AGENTS)}; got {model_name!r}")
         if model_args:
-            raise ValueError(f"spatialstale/{model_name} takes no model arguments; got {', '.join(model_args)}")
+            raise _refused(f"spatialstale/{model_name} takes no model arguments; got {', '.join(model_args)}")
         self.policy = AGENTS[model_name]
 
     async def generate(

@@ -201,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         return _report(args)
     except (LogError, ValueError) as error:
-        print(f"spatialstale {args.command}: error: {error}", file=sys.stderr)
+        if not getattr(error, "reported", False):  # a bad -T value or agent name prints itself
+            print(f"spatialstale {args.command}: error: {error}", file=sys.stderr)
         return 2
 
 

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from spatialstale.env import REGIMES, default_seeds, validate_regime
 
 try:
-    # Inspect's CLI prints a PrerequisiteError as its message alone, without a
-    # traceback; it is not public API, so fall back to a plain error without it.
-    from inspect_ai._util.error import PrerequisiteError as _CleanError
+    # Inspect's CLI exits 1 on a SilentException without printing anything (no
+    # traceback in any display mode); it is not public API, so fall back to a plain
+    # exception, which Python shows with a traceback.
+    from inspect_ai._util.error import SilentException as _QuietExit
 except ImportError:  # pragma: no cover
-    _CleanError = Exception  # type: ignore[misc,assignment]
+    _QuietExit = Exception  # type: ignore[misc,assignment]
 
 
-class TaskParameterError(ValueError, _CleanError):
-    """A bad ``-T`` value: a ValueError that ``inspect eval`` shows as one line."""
+class TaskParameterError(ValueError, _QuietExit):
+    """A bad ``-T`` value: a ValueError whose message :func:`reported` prints as one line.
+
+    Not Inspect's PrerequisiteError: its CLI prints that through the rich console,
+    which ``--display none`` makes quiet, so the message would be lost.
+    """
+
+    reported = False
+    """True once the message is printed, so a caller does not print it again."""
 
     def __init__(self, message: str) -> None:
         ValueError.__init__(self, message)
@@ -23,6 +33,22 @@ class TaskParameterError(ValueError, _CleanError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """Print a TaskParameterError raised inside as one line on stderr, then re-raise it.
+
+    The task prints the line itself because Inspect's CLI shows nothing for this
+    error under ``--display none``; the error stays silent to the CLI otherwise, so
+    every display mode shows the same single line on stderr and exits 1.
+    """
+    try:
+        yield
+    except TaskParameterError as error:
+        print(error, file=sys.stderr, flush=True)
+        error.reported = True
+        raise
 
 
 STUDY_REGIMES = tuple(r for r in REGIMES if r != "none")
@@ -80,7 +106,7 @@ def integer(value: object, name: str, minimum: int) -> int:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TaskParameterError(f"{name} must be an integer of at least {minimum}; got {value!r}")
+        raise TaskParameterError(f"{name} must be an integer of at least {minimum}; got {value or ''!r}")
     return value
 
 
@@ -114,9 +140,27 @@ def boolean(value: object, name: str) -> bool:
     raise TaskParameterError(f"{name} must be one of true, false (or yes/no, 1/0, on/off); got {value!r}")
 
 
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def prompt_text(value: object, name: str) -> str:
-    """A custom system prompt: non-empty text. Only ``{size}`` is filled in; every
-    other brace is literal, so JSON examples need no escaping."""
-    if not isinstance(value, str) or not value.strip():
-        raise TaskParameterError(f"{name} must be non-empty text (only {{size}} is a placeholder); got {value!r}")
+    """A custom system prompt: non-empty text, passed on unchanged. Only ``{size}`` is
+    filled in; every other brace is literal, so JSON examples need no escaping.
+
+    ``inspect eval`` splits a ``-T`` value at its commas (quoted or not), so a list of
+    strings is joined back with the commas it was split at.
+    """
+    if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+        value = ",".join(value)
+    if isinstance(value, dict):
+        raise TaskParameterError(
+            f"{name} must be text; -T read it as a YAML mapping (it holds ': '): "
+            "wrap the prompt in single quotes inside the -T value or pass it in a --task-config file"
+        )
+    if value is not None and not isinstance(value, str):
+        raise TaskParameterError(f"{name} must be text; got {_shown(value)}")
+    if value is None or not value.strip():
+        raise TaskParameterError(f"{name} must not be empty; got {value or ''!r}")
     return value

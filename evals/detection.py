@@ -7,7 +7,7 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, seed_list
+from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, reported, seed_list
 from spatialstale.scorers import stale_f1
 from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, detect
 
@@ -40,7 +40,8 @@ def detection(
         master_seed: the master seed of the derivation (2024).
         size: grid side n (8; 16 and 32 work).
         audit_prompt: system prompt of each audit call (``{size}`` is filled in; other
-            braces are literal).
+            braces are literal, so a JSON example needs no escaping; pass a long prompt
+            with ``--task-config FILE``).
         structured: send a JSON response schema with every call (structured output:
             OpenAI json_schema, Anthropic, vLLM guided decoding); off by default, as in
             the paper. The answers are read the same way either way.
@@ -48,13 +49,14 @@ def detection(
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
     """
-    regime_list = regimes(regime)
-    modality = choice(modality, MODALITIES, "modality")
-    batch_size = integer(batch_size, "batch_size", 1)
-    size = integer(size, "size", 4)
-    seed_values = seed_list(seeds, n_seeds, master_seed)
-    audit_prompt = prompt_text(audit_prompt, "audit_prompt")
-    structured = boolean(structured, "structured")
+    with reported():
+        regime_list = regimes(regime)
+        modality = choice(modality, MODALITIES, "modality")
+        batch_size = integer(batch_size, "batch_size", 1)
+        size = integer(size, "size", 4)
+        seed_values = seed_list(seeds, n_seeds, master_seed)
+        audit_prompt = prompt_text(audit_prompt, "audit_prompt")
+        structured = boolean(structured, "structured")
     return Task(
         dataset=MemoryDataset(
             detection_samples(regime_list, seed_values, size, modality, batch_size), name="spatialstale-detection"

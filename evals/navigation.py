@@ -7,7 +7,7 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
-from spatialstale.evals._params import boolean, choice, choices, integer, prompt_text, regimes, seed_list
+from spatialstale.evals._params import boolean, choice, choices, integer, prompt_text, regimes, reported, seed_list
 from spatialstale.scorers import episode_outcome
 from spatialstale.solvers import (
     DEFAULT_AUDIT_PROMPT,
@@ -57,7 +57,9 @@ def navigation(
         size: grid side n (8; 16 and 32 work).
         max_steps: the step budget of an episode (50).
         episodes: epochs per sample (5); ``--epochs`` overrides it.
-        navigate_prompt: system prompt of each navigation step.
+        navigate_prompt: system prompt of each navigation step. In every prompt
+            ``{size}`` is filled in and other braces are literal (JSON examples as
+            they are); pass long prompts with ``--task-config FILE`` (YAML).
         audit_prompt: system prompt of each OMCD audit call.
         selfverify_prompt: system prompt of SelfVerify's check.
         structured: send a JSON response schema with every audit, SelfVerify and
@@ -66,18 +68,19 @@ def navigation(
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
     """
-    regime_list = regimes(regime)
-    modality = choice(modality, MODALITIES, "modality")
-    strategy_list = choices(strategies, tuple(STRATEGIES), "strategies")
-    batch_size = integer(batch_size, "batch_size", 1)
-    size = integer(size, "size", 4)
-    max_steps = integer(max_steps, "max_steps", 1)
-    episodes = integer(episodes, "episodes", 1)
-    seed_values = seed_list(seeds, n_seeds, master_seed)
-    navigate_prompt = prompt_text(navigate_prompt, "navigate_prompt")
-    audit_prompt = prompt_text(audit_prompt, "audit_prompt")
-    selfverify_prompt = prompt_text(selfverify_prompt, "selfverify_prompt")
-    structured = boolean(structured, "structured")
+    with reported():
+        regime_list = regimes(regime)
+        modality = choice(modality, MODALITIES, "modality")
+        strategy_list = choices(strategies, tuple(STRATEGIES), "strategies")
+        batch_size = integer(batch_size, "batch_size", 1)
+        size = integer(size, "size", 4)
+        max_steps = integer(max_steps, "max_steps", 1)
+        episodes = integer(episodes, "episodes", 1)
+        seed_values = seed_list(seeds, n_seeds, master_seed)
+        navigate_prompt = prompt_text(navigate_prompt, "navigate_prompt")
+        audit_prompt = prompt_text(audit_prompt, "audit_prompt")
+        selfverify_prompt = prompt_text(selfverify_prompt, "selfverify_prompt")
+        structured = boolean(structured, "structured")
     return Task(
         dataset=MemoryDataset(
             navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list),

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, get_model
 
+from spatialstale.agents._provider import ReferenceAgentError
 from spatialstale.env import default_seeds, make_instance
 from spatialstale.solvers import parse_action, parse_audit
 from spatialstale.solvers._prompts import (
@@ -26,14 +27,21 @@ SEEDS = default_seeds()[:4]
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
 
-def test_unknown_agent_name_lists_the_valid_ones() -> None:
+def test_unknown_agent_name_lists_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="observer, credulous, random"):
         get_model("spatialstale/oracle", memoize=False)
+    # printed once here: Inspect's CLI shows this error as nothing else (tests/evals/test_cli.py)
+    assert capsys.readouterr().err.splitlines() == [
+        "spatialstale model must be one of observer, credulous, random; got 'oracle'"
+    ]
 
 
-def test_model_arguments_are_refused() -> None:
-    with pytest.raises(ValueError, match="no model arguments"):
+def test_model_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ReferenceAgentError, match="no model arguments"):
         get_model("spatialstale/observer", memoize=False, temperature_scale=2)
+    assert capsys.readouterr().err.splitlines() == [
+        "spatialstale/observer takes no model arguments; got temperature_scale"
+    ]
 
 
 @pytest.mark.parametrize("modality", MODALITIES)
