@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import cast
 
 import anyio
-from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span
 
 from spatialstale.env import Grid, Instance
 
 from ._audit import AuditResult, AuditTally, batched_audit
-from ._navigation import instance_of, limit_reason
+from ._navigation import auditor_model, instance_of, limit_reason
 from ._prompts import DEFAULT_AUDIT_PROMPT
 
 DETECTION_STORE_KEY = "spatialstale:detection"
@@ -63,7 +62,7 @@ def detect(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
-        auditor = get_model(role=audit_model_role)
+        auditor = auditor_model(audit_model_role)
         plan = detection_windows(instance)
         windows: list[dict[str, object]] = []
         tally: AuditTally | None = None

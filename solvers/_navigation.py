@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import anyio
 from inspect_ai.log import transcript
-from inspect_ai.model import Model, get_model
+from inspect_ai.model import GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError, span
 
@@ -249,6 +249,13 @@ def limit_reason(ex: BaseException) -> str:
     return "time or working limit (cancelled)"
 
 
+def auditor_model(role: str) -> Model:
+    """The model bound to ``role``, else the task's model. The run's ``--seed`` is
+    passed on, since Inspect gives a role model the run's connection settings but not
+    its seed; a seed in the role's own spec wins."""
+    return get_model(role=role, config=GenerateConfig(seed=get_model().config.seed))
+
+
 def instance_of(state: TaskState) -> Instance:
     """The sample's instance, rebuilt from its metadata (a pure function of it)."""
     meta = state.metadata
@@ -284,7 +291,7 @@ def navigate(
         instance = instance_of(state)
         context = StrategyContext(
             instance=instance,
-            auditor=get_model(role=audit_model_role),
+            auditor=auditor_model(audit_model_role),
             modality=modality,
             batch_size=batch_size,
             audit_prompt=audit_prompt,
