@@ -13,11 +13,11 @@ from spatialstale.env import Grid, MemoryEntry, Pos
 
 from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._prompts import (
-    AUDIT_SCHEMA,
-    SELFVERIFY_SCHEMA,
     answer_config,
     audit_messages,
+    audit_schema,
     selfverify_messages,
+    selfverify_schema,
 )
 
 
@@ -129,7 +129,7 @@ async def batched_audit(
         async with span(f"audit batch {number} of {len(batches)}", type="audit"):
             output = await model.generate(
                 audit_messages(batch, grid, agent, modality, prompt, size),
-                config=answer_config(AUDIT_SCHEMA, structured),
+                config=answer_config(audit_schema([e.id for e in batch]), structured),
             )
             parsed = parse_audit(output.completion, [e.id for e in batch])
             tally.add(batch, parsed)
@@ -151,7 +151,7 @@ async def selfverify_audit(
     async with span("selfverify", type="audit"):
         output = await model.generate(
             selfverify_messages(entries, grid, agent, modality, prompt, len(grid)),
-            config=answer_config(SELFVERIFY_SCHEMA, structured),
+            config=answer_config(selfverify_schema([e.id for e in entries]), structured),
         )
         parsed = parse_selfverify(output.completion, [e.id for e in entries])
         transcript().info(

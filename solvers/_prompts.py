@@ -72,25 +72,35 @@ def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
 
 
 _STRING = JSONSchema(type="string")
-AUDIT_SCHEMA = ResponseSchema(
-    name="spatialstale_audit",
-    description="One verdict per memory entry of the batch, in the order given.",
-    json_schema=_object(
-        {
-            "verdicts": JSONSchema(
-                type="array",
-                items=_object({"memory_id": _STRING, "is_stale": JSONSchema(type="boolean"), "reason": _STRING}),
-            )
-        }
-    ),
-    strict=True,
-)
-SELFVERIFY_SCHEMA = ResponseSchema(
-    name="spatialstale_selfverify",
-    description="The ids of the memory entries inconsistent with the current grid.",
-    json_schema=_object({"inconsistent": JSONSchema(type="array", items=_STRING)}),
-    strict=True,
-)
+
+
+def _ids(ids: Sequence[str] | None) -> JSONSchema:
+    return JSONSchema(type="string", enum=list(ids)) if ids is not None else _STRING
+
+
+def audit_schema(batch_ids: Sequence[str] | None = None) -> ResponseSchema:
+    """The audit's response schema; ``memory_id`` is limited to ``batch_ids`` when given."""
+    verdict = _object({"memory_id": _ids(batch_ids), "is_stale": JSONSchema(type="boolean"), "reason": _STRING})
+    return ResponseSchema(
+        name="spatialstale_audit",
+        description="One verdict per memory entry of the batch, in the order given.",
+        json_schema=_object({"verdicts": JSONSchema(type="array", items=verdict)}),
+        strict=True,
+    )
+
+
+def selfverify_schema(store_ids: Sequence[str] | None = None) -> ResponseSchema:
+    """SelfVerify's response schema; the listed ids are limited to ``store_ids`` when given."""
+    return ResponseSchema(
+        name="spatialstale_selfverify",
+        description="The ids of the memory entries inconsistent with the current grid.",
+        json_schema=_object({"inconsistent": JSONSchema(type="array", items=_ids(store_ids))}),
+        strict=True,
+    )
+
+
+AUDIT_SCHEMA = audit_schema()
+SELFVERIFY_SCHEMA = selfverify_schema()
 NAVIGATE_SCHEMA = ResponseSchema(
     name="spatialstale_action",
     description="The one action to take now.",
@@ -99,7 +109,8 @@ NAVIGATE_SCHEMA = ResponseSchema(
 )
 """Response schemas sent with ``-T structured=true``: OpenAI's strict json_schema needs
 an object at the root, so the audit's verdicts sit under ``verdicts`` (the readers
-accept that wrapper, the bare array the prompt shows, and every other form alike)."""
+accept that wrapper, the bare array the prompt shows, and every other form alike).
+Each call's schema limits the ids to the entries it asks about."""
 
 
 def answer_config(schema: ResponseSchema, structured: bool) -> GenerateConfig:
