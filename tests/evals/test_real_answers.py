@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
+from inspect_ai.model import ModelCost, ModelInfo, set_model_info
 
 from spatialstale.agents._policies import plan_action
 from spatialstale.evals.detection import detection
@@ -18,6 +19,8 @@ from spatialstale.evals.navigation import navigation
 from tests.scripted import Call, Script, truthful_flags
 
 SEEDS = "4810,1734"
+# $1 per thousand tokens, so a cost limit of a few cents bites within an episode
+PRICES = ModelCost(input=1000.0, output=1000.0, input_cache_write=1000.0, input_cache_read=1000.0)
 
 
 def _lines(ids: list[str], flagged: set[str]) -> list[dict[str, Any]]:
@@ -110,11 +113,16 @@ def _slow(call: Call) -> str:
         ({"message_limit": 2}, "message"),
         ({"time_limit": 1}, "time"),
         ({"working_limit": 1}, "working"),
+        ({"turn_limit": 3}, "turn"),
+        ({"cost_limit": 0.05, "model_cost_config": {"mockllm/model": PRICES}}, "cost"),
     ],
 )
 def test_sample_limits_end_episodes_and_audits_early_and_every_sample_is_scored(
-    limit: dict[str, int], expect: str, tmp_path: Path
+    limit: dict[str, Any], expect: str, tmp_path: Path
 ) -> None:
+    if "model_cost_config" in limit:
+        # Inspect prices only models it knows; the scripted model gets an entry whose cost the run sets
+        set_model_info("mockllm/model", ModelInfo(organization="tests"))
     script = Script(flag=truthful_flags, act=_slow)
     nav = _run(
         navigation(regime="L3", seeds=SEEDS, strategies="nofilter,omcd", episodes=1, max_steps=50),
