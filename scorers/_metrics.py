@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import cast
 
-from inspect_ai.scorer import Metric, SampleScore, Value, metric
+from inspect_ai.scorer import Metric, MetricProtocol, SampleScore, Value, metric
 
 from ._pure import Confusion
 
@@ -152,3 +153,32 @@ def pooled_ratio(numerator: str, denominator: str) -> Metric:
 def limit_rate() -> Metric:
     """Share of samples a sample limit ended early (still scored on what was done)."""
     return _rate("limit")
+
+
+def _group(scores: list[SampleScore], key: str) -> dict[str, list[SampleScore]]:
+    groups: dict[str, list[SampleScore]] = {}
+    for s in scores:
+        metadata = s.sample_metadata or {}
+        if key not in metadata:
+            raise ValueError(f"sample {s.sample_id} has no {key!r} metadata to group its metrics by")
+        groups.setdefault(str(metadata[key]), []).append(s)
+    return groups
+
+
+@metric
+def grouped_metric(inner: Metric, key: str, label: str, within: str | None = None) -> Metric:
+    """``inner`` overall (``label``, first), per ``key`` (``label_<group>``) and, when the
+    samples hold several values of ``within``, per value of it and per pair."""
+    compute = cast(MetricProtocol, inner)
+
+    def grouped(scores: list[SampleScore]) -> Value:
+        out: dict[str, Value] = {label: compute(scores) if scores else math.nan}
+        out |= {f"{label}_{g}": compute(group) for g, group in _group(scores, key).items()}
+        outer = _group(scores, within) if within is not None and scores else {}
+        if len(outer) > 1:
+            for w, group in outer.items():
+                out[f"{label}_{w}"] = compute(group)
+                out |= {f"{label}_{w}_{g}": compute(sub) for g, sub in _group(group, key).items()}
+        return cast(Value, out)
+
+    return grouped

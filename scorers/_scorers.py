@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from inspect_ai.scorer import Metric, Score, Scorer, Target, grouped, scorer
+from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
@@ -15,6 +15,7 @@ from ._metrics import (
     death_steps,
     f1_mean,
     f1_std,
+    grouped_metric,
     limit_rate,
     micro_f1,
     micro_precision,
@@ -31,10 +32,16 @@ OUTCOMES = ("success", "death", "timeout", "limit")
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
 
-def by(metric: Metric, key: str, label: str) -> Metric:
-    """``metric`` per value of the sample metadata ``key``, named ``<label>_<group>``,
-    with the value over all samples named ``<label>``."""
-    return grouped(metric, key, name_template=f"{label}_{{group_name}}", all_label=label)
+def by(metric: Metric, key: str, label: str, *, within: str | None = None) -> Metric:
+    """``metric`` over all samples, named ``<label>``, then per value of the sample
+    metadata ``key`` (``<label>_<group>``).
+
+    With ``within`` (navigation's ``regime``), a task that holds several values of it
+    also gets ``<label>_<value>`` and ``<label>_<value>_<group>``, so regimes are never
+    pooled silently. The overall value comes first: Inspect's log list shows a log's
+    first metric as its score.
+    """
+    return grouped_metric(metric, key, label, within)
 
 
 def claims_from_g0(g0: list[str]) -> dict[str, str]:
@@ -122,15 +129,15 @@ def stale_f1() -> Scorer:
 
 @scorer(
     metrics=[
-        by(success_rate(), "strategy", "success"),
-        by(death_rate(), "strategy", "death"),
-        by(timeout_rate(), "strategy", "timeout"),
-        by(success_steps(), "strategy", "steps_success"),
-        by(death_steps(), "strategy", "steps_death"),
-        by(timeout_steps(), "strategy", "steps_timeout"),
-        by(limit_rate(), "strategy", "limit"),
-        by(pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate"),
-        by(pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate"),
+        by(success_rate(), "strategy", "success", within="regime"),
+        by(death_rate(), "strategy", "death", within="regime"),
+        by(timeout_rate(), "strategy", "timeout", within="regime"),
+        by(success_steps(), "strategy", "steps_success", within="regime"),
+        by(death_steps(), "strategy", "steps_death", within="regime"),
+        by(timeout_steps(), "strategy", "steps_timeout", within="regime"),
+        by(limit_rate(), "strategy", "limit", within="regime"),
+        by(pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate", within="regime"),
+        by(pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate", within="regime"),
     ]
 )
 def episode_outcome() -> Scorer:

@@ -273,3 +273,42 @@ def test_list_parameters_arrive_as_strings_or_lists() -> None:
     assert ids == [s.id for s in as_list.dataset]
     assert ids == ["L1-omcd-s4810", "L1-omcd-s1734", "L2-omcd-s4810", "L2-omcd-s1734"]
     assert [s.id for s in detection(n_seeds=3).dataset] == ["L2-s625", "L2-s1247", "L2-s9026"]
+
+
+def test_navigation_metrics_are_grouped_by_regime_and_strategy_with_the_overall_rate_first(tmp_path: Path) -> None:
+    seeds = [SEED, 1734, 2024]
+    log = eval(
+        navigation(regime="L1,L2,L3", seeds=seeds, strategies="nofilter,oracle", episodes=1),
+        model="spatialstale/credulous",
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.status == "success" and log.results is not None and log.samples
+    metrics = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    # Inspect's log list shows the first metric as the log's score
+    assert next(iter(metrics)) == "success"
+    deaths: dict[tuple[str, str], list[float]] = {}
+    for sample in log.samples:
+        meta = sample.metadata
+        deaths.setdefault((meta["regime"], meta["strategy"]), []).append(value(sample, "episode_outcome")["death"])
+    for (regime, strategy), values in deaths.items():
+        assert metrics[f"death_{regime}_{strategy}"] == pytest.approx(sum(values) / len(values))
+    for regime in ("L1", "L2", "L3"):
+        pooled = [v for (r, _), vs in deaths.items() if r == regime for v in vs]
+        assert metrics[f"death_{regime}"] == pytest.approx(sum(pooled) / len(pooled))
+    everything = [v for vs in deaths.values() for v in vs]
+    assert metrics["death"] == pytest.approx(sum(everything) / len(everything))
+    # the regimes differ, so pooling them would hide something
+    assert len({metrics[f"death_{r}_nofilter"] for r in ("L1", "L2", "L3")}) > 1
+
+
+def test_a_single_regime_task_has_no_per_regime_copies_of_its_metrics(tmp_path: Path) -> None:
+    log = eval(
+        navigation(regime="L2", seeds=[SEED], strategies="nofilter", episodes=1),
+        model="spatialstale/credulous",
+        log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.results is not None
+    names = list(log.results.scores[0].metrics)
+    assert names[:2] == ["success", "success_nofilter"] and "success_L2" not in names
