@@ -8,7 +8,10 @@
 
 The model of a row is the log's model, with `` (auditor X)`` appended when an
 ``auditor`` role bound a different model. When several logs hold the same row
-(a task run twice outside an eval set), the newest log wins.
+(a task run twice outside an eval set), the newest log wins. A log that did not
+finish is *superseded* when a complete log of the same cell (task, model, roles and
+task arguments) sits beside it, as a resumed eval set leaves it; its samples are
+not read. ``log_dir`` may be a local folder or a URL Inspect reads (``s3://...``).
 """
 
 from __future__ import annotations
@@ -45,8 +48,11 @@ class Results:
     detection: pd.DataFrame
     navigation: pd.DataFrame
     logs: pd.DataFrame
-    """One row per log: path, task, model, status, samples expected and completed."""
+    """One row per log: path, task, model, status, samples expected and completed,
+    ``superseded``, and the model usage as JSON."""
     problems: list[str] = field(default_factory=list)
+    log_dir: str = ""
+    """Where the logs were read from, as given."""
 
 
 def model_label(model: str, roles: object) -> str:
@@ -89,7 +95,18 @@ _LOG_COLUMNS = [
     EvalColumn("total_samples", path="eval.dataset.samples"),
     EvalColumn("epochs", path="eval.config.epochs"),
     EvalColumn("completed_samples", path="results.completed_samples"),
+    EvalColumn("task_args", path=lambda log: json.dumps(log.eval.task_args_passed, sort_keys=True, default=str)),
+    EvalColumn("model_usage", path=lambda log: _usage_json(log)),
 ]
+CELL_COLUMNS = ["task_name", "model", "model_roles", "task_args"]
+"""What makes two logs the same cell of a study: a resumed cell has a new log."""
+
+
+def _usage_json(log: EvalLog) -> str | None:
+    usage = log.stats.model_usage if log.stats else None
+    if not usage:
+        return None
+    return json.dumps({model: u.model_dump(exclude_none=True) for model, u in usage.items()})
 
 
 def _roles_json(log: EvalLog) -> str | None:
@@ -123,18 +140,22 @@ def _kind(task_name: str) -> str | None:
 
 
 def read_logs(log_dir: str | Path) -> Results:
-    """Read every SpatialSTALE log under ``log_dir``.
+    """Read every SpatialSTALE log under ``log_dir`` (a folder or a URL such as
+    ``s3://bucket/prefix``).
 
     Raises:
         LogError: when the directory does not exist, holds no Inspect log, or none of
             its logs can be read as a SpatialSTALE detection or navigation log.
     """
-    path = Path(log_dir)
-    if not path.is_dir():
-        raise LogError(f"no log directory at {log_dir}")
-    infos = list_eval_logs(str(path))
+    location = str(log_dir)
+    try:
+        infos = list_eval_logs(location)
+    except FileNotFoundError:
+        infos = []
     if not infos:
-        raise LogError(f"no Inspect logs (.eval or .json) in {log_dir}")
+        if "://" not in location and not Path(location).is_dir():
+            raise LogError(f"no log directory at {location}")
+        raise LogError(f"no Inspect logs (.eval or .json) in {location}")
     problems: list[str] = []
     readable = []
     for info in infos:
@@ -145,19 +166,40 @@ def read_logs(log_dir: str | Path) -> Results:
         else:
             readable.append(info.name)
     if not readable:
-        raise LogError(f"none of the {len(infos)} log file(s) in {log_dir} could be read")
+        raise LogError(f"none of the {len(infos)} log file(s) in {location} could be read")
     logs, errors = evals_df(readable, columns=_LOG_COLUMNS, strict=False, quiet=True)
     problems += [_column_problem(e) for e in errors]
     logs["kind"] = logs["task_name"].map(lambda t: _kind(str(t)))
     logs = logs[logs["kind"].notna()].copy()
     if logs.empty:
-        raise LogError(f"no SpatialSTALE detection or navigation log in {log_dir}")
+        raise LogError(f"no SpatialSTALE detection or navigation log in {location}")
+    logs = _without_copies(logs)
+    logs["superseded"] = _superseded(logs)
     logs["model_label"] = [model_label(str(m), r) for m, r in zip(logs["model"], logs["model_roles"], strict=True)]
-    detection = _read_samples(logs[logs["kind"] == "detection"], DETECTION_SCORER, full=True, problems=problems)
-    navigation = _read_samples(logs[logs["kind"] == "navigation"], NAVIGATION_SCORER, full=False, problems=problems)
+    current = logs[~logs["superseded"]]
+    detection = _read_samples(current[current["kind"] == "detection"], DETECTION_SCORER, full=True, problems=problems)
+    navigation = _read_samples(
+        current[current["kind"] == "navigation"], NAVIGATION_SCORER, full=False, problems=problems
+    )
     if detection.empty and navigation.empty:
-        raise LogError(f"the logs in {log_dir} hold no scored SpatialSTALE sample")
-    return Results(_detection_table(detection), _navigation_table(navigation), logs.reset_index(drop=True), problems)
+        raise LogError(f"the logs in {location} hold no scored SpatialSTALE sample")
+    return Results(
+        _detection_table(detection), _navigation_table(navigation), logs.reset_index(drop=True), problems, location
+    )
+
+
+def _without_copies(logs: pd.DataFrame) -> pd.DataFrame:
+    """One row per eval: a copy of a log (as in a viewer bundle written inside the
+    log directory) repeats its eval id; the shallowest path is the original."""
+    depth = logs["log"].map(lambda path: str(path).count("/"))
+    return logs.assign(_depth=depth).sort_values("_depth").drop_duplicates("eval_id").drop(columns="_depth")
+
+
+def _superseded(logs: pd.DataFrame) -> pd.Series:
+    """True for a log that did not finish while a complete log of its cell exists."""
+    keys = pd.Series([json.dumps(row, default=str) for row in logs[CELL_COLUMNS].values.tolist()], index=logs.index)
+    complete = set(keys[logs["status"] == "success"])
+    return (logs["status"] != "success") & keys.isin(complete)
 
 
 def _read_samples(logs: pd.DataFrame, scorer: str, *, full: bool, problems: list[str]) -> pd.DataFrame:

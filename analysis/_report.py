@@ -1,20 +1,33 @@
 """The reproduction report: report.md and report.html with PNG figures.
 
-The report is built once as a list of blocks (headings, paragraphs, tables,
-figures) and rendered to both Markdown and HTML. A cell the logs do not cover is
-written ``missing``; where a model matches one the paper reports, the paper's value
-stands beside ours with the difference (ours - paper).
+The report is written once, as Markdown (tables, figures, paragraphs), and
+report.html is that Markdown converted by markdown-it-py with every figure embedded
+as a data URI, so the page travels as one file. A cell the logs do not cover reads
+``missing``; a cell with data links to the log it came from (the .eval file, or its
+page in Inspect's viewer when the report is written with a viewer bundle). Where a
+model matches one the paper reports, the paper's value stands beside ours with the
+difference (ours - paper).
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import math
-from collections.abc import Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from . import _figures as figures
 from . import _paper as paper
@@ -39,106 +52,114 @@ from ._tables import (
 MISSING = "missing"
 MODALITIES = ("text", "vision")
 SWEEP = (1, 5, 10, 20)
+VIEWER = "viewer"
+"""The folder, beside the report, of Inspect's static log viewer (``--bundle``)."""
+STYLE = (
+    "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.4}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
+    "img{max-width:100%}a{color:inherit}td a{text-decoration:underline dotted}"
+)
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
 
 
-@dataclass(frozen=True)
-class Heading:
-    level: int
-    text: str
+def esc(text: str) -> str:
+    """``text`` with Markdown's inline syntax escaped (model names, file names)."""
+    return text.translate(_MARKDOWN_SPECIAL)
 
 
-@dataclass(frozen=True)
-class Para:
-    text: str
-
-
-@dataclass(frozen=True)
-class Table:
-    header: list[str]
-    rows: list[list[str]]
-
-
-@dataclass(frozen=True)
-class Image:
-    name: str
-    caption: str
-
-
-Block = Heading | Para | Table | Image
+def link(text: str, href: str | None) -> str:
+    """A Markdown link, or ``text`` alone when there is nothing to link to."""
+    return f"[{text}](<{href}>)" if href else text
 
 
 @dataclass
 class Document:
-    """Blocks rendered to Markdown and HTML alike."""
+    """The report as Markdown, written once; HTML is converted from it."""
 
     title: str
-    blocks: list[Block] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
 
     def heading(self, text: str, level: int = 2) -> None:
-        self.blocks.append(Heading(level, text))
+        self.parts.append("#" * level + " " + text)
 
     def para(self, text: str) -> None:
-        self.blocks.append(Para(text))
+        self.parts.append(text)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-        self.blocks.append(Table(list(header), [list(r) for r in rows]))
+        """A pipe table; cells are Markdown (escape plain names with :func:`esc`)."""
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(_table_cell(c) for c in row) + " |" for row in rows]
+        self.parts.append("\n".join(lines))
 
     def figure(self, path: Path | None, caption: str) -> None:
         if path is None:
             self.para(f"*{caption}: {MISSING} (no data in the logs).*")
         else:
-            self.blocks.append(Image(path.name, caption))
+            self.parts.append(f"![{caption}]({path.name})\n\n*{caption}*")
 
     def markdown(self) -> str:
-        out = [f"# {self.title}", ""]
-        for block in self.blocks:
-            if isinstance(block, Heading):
-                out += ["#" * block.level + " " + block.text, ""]
-            elif isinstance(block, Para):
-                out += [block.text, ""]
-            elif isinstance(block, Table):
-                out.append("| " + " | ".join(block.header) + " |")
-                out.append("|" + "---|" * len(block.header))
-                out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in block.rows]
-                out.append("")
-            else:
-                out += [f"![{block.caption}]({block.name})", "", f"*{block.caption}*", ""]
-        return "\n".join(out)
+        return "\n\n".join([f"# {self.title}", *self.parts]) + "\n"
 
-    def html(self) -> str:
-        out = [
-            "<!DOCTYPE html>",
-            '<html><head><meta charset="utf-8">',
-            f"<title>{html.escape(self.title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
-            "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
-            "td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
-            "img{max-width:100%}figcaption{font-style:italic;margin-bottom:1.5em}</style>",
-            "</head><body>",
-            f"<h1>{html.escape(self.title)}</h1>",
-        ]
-        for block in self.blocks:
-            if isinstance(block, Heading):
-                out.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
-            elif isinstance(block, Para):
-                out.append(f"<p>{_inline(block.text)}</p>")
-            elif isinstance(block, Table):
-                out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block.header) + "</tr>")
-                out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in block.rows]
-                out.append("</table>")
-            else:
-                out.append(
-                    f'<figure><img src="{html.escape(block.name)}" alt="{html.escape(block.caption)}">'
-                    f"<figcaption>{html.escape(block.caption)}</figcaption></figure>"
-                )
-        out.append("</body></html>")
-        return "\n".join(out)
+    def html(self, figures_dir: Path) -> str:
+        """The Markdown as one self-contained HTML page: figures from ``figures_dir``
+        are embedded as data URIs."""
+        md = MarkdownIt("commonmark", {"html": False}).enable("table")
+        md.add_render_rule("image", _embedded_image(figures_dir))
+        return (
+            '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+            f"<title>{html.escape(self.title)}</title><style>{STYLE}</style></head><body>\n"
+            + str(md.render(self.markdown()))
+            + "</body></html>\n"
+        )
 
 
-def _inline(text: str) -> str:
-    escaped = html.escape(text)
-    parts = escaped.split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)).replace("*", "")
+def _table_cell(text: str) -> str:
+    # a pipe inside a cell ends it unless escaped, even inside a link
+    return text.replace("\n", " ").replace("|", "\\|")
+
+
+ImageRule = Callable[[RendererHTML, Sequence[Token], int, OptionsDict, EnvType], str]
+
+
+def _embedded_image(folder: Path) -> ImageRule:
+    """markdown-it's image rule, with a figure of ``folder`` inlined as a data URI."""
+
+    def render(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+        token = tokens[idx]
+        src = str(token.attrGet("src") or "")
+        path = folder / src
+        if src and "/" not in src and path.is_file():
+            token.attrSet("src", "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii"))
+        return self.image(tokens, idx, options, env)
+
+    return render
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a cell's log is, seen from the report folder."""
+
+    log_dir: str
+    out: Path
+    viewer: bool = False
+
+    def href(self, log: object) -> str | None:
+        """The report-relative link to ``log`` (a log location), or None."""
+        if not isinstance(log, str) or not log:
+            return None
+        local = log.removeprefix("file://")
+        remote = "://" in local
+        if self.viewer:
+            base = self.log_dir.rstrip("/") if remote else os.path.abspath(self.log_dir.removeprefix("file://"))
+            inside = local[len(base) :].lstrip("/") if remote else os.path.relpath(local, base)
+            return f"{VIEWER}/index.html#/logs/{quote(inside)}"
+        return log if remote else quote(os.path.relpath(local, self.out.resolve()))
+
+
+def name(model: object) -> str:
+    """A model label as a table shows it: provider prefixes dropped, Markdown escaped."""
+    return esc(figures.short(str(model)))
 
 
 def pct(x: float) -> str:
@@ -167,6 +188,10 @@ def beside(ours: float, theirs: float | None, as_pct: bool = True, digits: int =
 
 
 def _cell(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
+    """The first row of ``frame`` matching ``keys``, or None (also when ``frame``
+    lacks a key's column: a table of a partial matrix may have none of its rows)."""
+    if frame.empty or any(key not in frame.columns for key in keys):
+        return None
     mask = pd.Series(True, index=frame.index)
     for key, value in keys.items():
         mask &= frame[key] == value
@@ -174,25 +199,64 @@ def _cell(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
     return None if part.empty else part.iloc[0]
 
 
-def write_report(results: Results, out: Path, *, source: str = "") -> list[Path]:
-    """Write report.md, report.html and the PNG figures into ``out``; returns their paths."""
+def _log_of(frame: pd.DataFrame, **keys: object) -> str | None:
+    """The log of the newest sample row matching ``keys`` (the log a cell came from)."""
+    row = _cell(frame.iloc[::-1], **keys)
+    return None if row is None else str(row["log"])
+
+
+def write_report(results: Results, out: Path, *, source: str = "", bundle: bool = False) -> list[Path]:
+    """Write report.md, report.html and the PNG figures into ``out``; returns their paths.
+
+    Args:
+        results: the logs, as :func:`read_logs` read them.
+        out: the report folder (created).
+        source: how to name the logs' location in the report (default: where they were read).
+        bundle: also write Inspect's static log viewer with every log into ``out/viewer``,
+            and link each cell to its log's page there, so that ``out`` can be published alone.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    doc = build_report(results, out, source=source)
+    for old in out.glob("fig*.png"):  # a figure this report does not draw must not linger from the last one
+        old.unlink()
+    if bundle:
+        write_viewer(results.log_dir, out / VIEWER)
+    links = Links(results.log_dir, out, viewer=bundle)
+    doc = build_report(results, out, source=source or results.log_dir, links=links)
     md = out / "report.md"
     page = out / "report.html"
     md.write_text(doc.markdown(), encoding="utf-8")
-    page.write_text(doc.html(), encoding="utf-8")
-    return [md, page, *sorted(out.glob("fig*.png"))]
+    page.write_text(doc.html(out), encoding="utf-8")
+    return [md, page, *sorted(out.glob("fig*.png")), *([out / VIEWER] if bundle else [])]
 
 
-def build_report(results: Results, out: Path, *, source: str = "") -> Document:
+def write_viewer(log_dir: str, target: Path) -> None:
+    """Inspect's static viewer bundle of ``log_dir`` at ``target`` (replaced if present).
+
+    Inspect refuses to bundle into a folder inside the log directory (the bundle
+    would copy itself next time), which is where the report lives by default; so
+    the bundle is built in a scratch folder and moved into place, and the previous
+    one is removed first so that it is not copied into the new one.
+    """
+    from inspect_ai.log import bundle_log_dir
+
+    if target.exists():
+        shutil.rmtree(target)
+    with tempfile.TemporaryDirectory() as scratch:
+        built = Path(scratch) / VIEWER
+        bundle_log_dir(log_dir=log_dir, output_dir=str(built))
+        shutil.move(str(built), str(target))
+
+
+def build_report(results: Results, out: Path, *, source: str = "", links: Links | None = None) -> Document:
     """Compute every table, draw every figure into ``out`` and lay out the document."""
+    links = links or Links(results.log_dir, out)
     doc = Document("SpatialSTALE reproduction report")
     nav, det = results.navigation, results.detection
-    _overview(doc, results, source)
+    _overview(doc, results, source, links)
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
-    _navigation(doc, nav, rates, out)
-    _detection(doc, det, nav, out)
+    _navigation(doc, nav, rates, out, links)
+    _detection(doc, det, nav, out, links)
+    _usage(doc, results)
     _method(doc)
     return doc
 
@@ -200,36 +264,43 @@ def build_report(results: Results, out: Path, *, source: str = "") -> Document:
 # --- overview --------------------------------------------------------------------
 
 
-def _overview(doc: Document, results: Results, source: str) -> None:
+def _overview(doc: Document, results: Results, source: str, links: Links) -> None:
     logs = results.logs
+    superseded = logs[logs.superseded]
     doc.para(
-        f"Source: `{source or 'logs'}`: {len(logs)} SpatialSTALE log(s), "
+        f"Source: `{source or 'logs'}`: {len(logs) - len(superseded)} SpatialSTALE log(s), "
         f"{len(results.detection)} detection samples and {len(results.navigation)} navigation episodes read. "
-        "Cells the logs do not cover are marked *missing*. Where a model matches one the paper reports, the "
-        "paper's value stands beside ours with the difference Δ = ours - paper."
+        "Cells the logs do not cover are marked *missing*; a cell with data links to its log. Where a model "
+        "matches one the paper reports, the paper's value stands beside ours with the difference Δ = ours - paper."
     )
     doc.heading("Logs")
     rows = []
     for _, log in logs.sort_values(["kind", "model_label", "created"]).iterrows():
         expected = _int(log.total_samples) * max(1, _int(log.epochs))
+        status = str(log.status) + (" (superseded)" if log.superseded else "")
         rows.append(
             [
                 str(log.kind),
-                str(log.model_label),
-                str(log.status),
+                esc(str(log.model_label)),
+                status,
                 f"{_int(log.completed_samples)} / {expected}",
-                Path(str(log.log)).name,
+                link(esc(os.path.basename(str(log.log))), links.href(log.log)),
             ]
         )
     doc.table(["task", "model", "status", "sample records completed / expected", "log"], rows)
-    incomplete = logs[logs.status != "success"]
+    incomplete = logs[(logs.status != "success") & ~logs.superseded]
     if len(incomplete):
         doc.para(
             f"**{len(incomplete)} log(s) did not finish** (status other than success): their completed samples "
             "are used; re-run the study command to complete them."
         )
+    if len(superseded):
+        doc.para(
+            f"{len(superseded)} log(s) of interrupted runs are superseded by a complete log of the same task, "
+            "model and arguments (a resumed study leaves them); they are not read."
+        )
     if results.problems:
-        doc.para("Problems while reading: " + "; ".join(results.problems))
+        doc.para("Problems while reading: " + esc("; ".join(results.problems)))
     if not results.detection.empty:
         ratios = stale_ratios(results.detection)
         doc.heading("Stale ratio of the instances (SPEC §4)")
@@ -256,6 +327,35 @@ def _overview(doc: Document, results: Results, source: str) -> None:
         )
 
 
+USAGE_FIELDS = (
+    ("input_tokens", "input"),
+    ("input_tokens_cache_read", "cache read"),
+    ("input_tokens_cache_write", "cache write"),
+    ("output_tokens", "output"),
+    ("reasoning_tokens", "reasoning"),
+    ("total_tokens", "total"),
+)
+
+
+def _usage(doc: Document, results: Results) -> None:
+    doc.heading("Token usage")
+    totals: dict[str, dict[str, int]] = {}
+    for text in results.logs.model_usage:
+        for model, usage in (json.loads(text) if isinstance(text, str) else {}).items():
+            into = totals.setdefault(model, {})
+            for key, _ in USAGE_FIELDS:
+                into[key] = into.get(key, 0) + int(usage.get(key) or 0)
+    if not totals:
+        doc.para(f"{MISSING}: the logs record no model usage.")
+        return
+    rows = [[esc(model), *(f"{totals[model][key]:,}" for key, _ in USAGE_FIELDS)] for model in sorted(totals)]
+    doc.table(["model", *(name for _, name in USAGE_FIELDS)], rows)
+    doc.para(
+        "Tokens per model as Inspect records them in each log's model usage, summed over every log read "
+        "(superseded ones included: their calls were made); cache columns are 0 where the provider reports none."
+    )
+
+
 def _int(value: object) -> int:
     try:
         number = float(value)  # type: ignore[arg-type]
@@ -267,7 +367,7 @@ def _int(value: object) -> int:
 # --- navigation ------------------------------------------------------------------
 
 
-def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path) -> None:
+def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) -> None:
     doc.heading("Navigation")
     if nav.empty:
         doc.para(f"Table 3, Fig. 5, Fig. 6 and Table 6: {MISSING} (no navigation log).")
@@ -279,10 +379,11 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
         rows = []
         for model in models:
             for strategy in STRATEGY_ORDER:
-                row = [figures.short(model), figures.STRATEGY_NAMES[strategy]]
+                row = [name(model), figures.STRATEGY_NAMES[strategy]]
                 for regime in REGIMES:
                     r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy)
-                    row.append(MISSING if r is None else f"{pct(r.success)} / {pct(r.death)}")
+                    log = _log_of(nav, model=model, regime=regime, modality=modality, strategy=strategy)
+                    row.append(MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log)))
                 rows.append(row)
         doc.para(f"{modality} observation; cells: success / death over all episodes (seeds x epochs).")
         doc.table(["model", "strategy", *(f"{r} SR / Death" for r in REGIMES)], rows)
@@ -296,14 +397,12 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
                 for strategy in STRATEGY_ORDER:
                     r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy)
                     if r is None:
-                        rows.append(
-                            [figures.short(model), modality, regime, strategy, "0", MISSING, "", "", "", "", ""]
-                        )
+                        rows.append([name(model), modality, regime, strategy, "0", MISSING, "", "", "", "", ""])
                         continue
                     ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if modality == "text" else None
                     rows.append(
                         [
-                            figures.short(model),
+                            name(model),
                             modality,
                             regime,
                             strategy,
@@ -338,18 +437,20 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
     if tests.empty:
         doc.para(f"{MISSING}: no regime has two strategies on shared seeds.")
     else:
+        shown = tests[tests.reachable]
         doc.para(
             f"Wilcoxon signed-rank (two-sided) over per-seed rates on shared seeds; Holm-adjusted over all "
-            f"{len(tests)} tests of this table; significant at alpha = {ALPHA} after adjustment. McNemar (exact) on "
-            "success paired by seed x episode. Δ = mean per-seed rate of A - B."
+            f"{len(tests)} tests of this family; significant at alpha = {ALPHA} after adjustment. McNemar (exact) "
+            "on success paired by seed x episode. Δ = mean per-seed rate of A - B. "
+            + _unreachable(tests, "seeds", "tests", "Table 3 holds their rates")
         )
         rows = []
-        for _, t in tests.iterrows():
+        for _, t in shown.iterrows():
             ref_model = paper.paper_model(str(t.model))
             contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if t.metric == "success" else None
             rows.append(
                 [
-                    figures.short(str(t.model)),
+                    name(t.model),
                     str(t.regime),
                     f"{figures.STRATEGY_NAMES[t.a]} vs {figures.STRATEGY_NAMES[t.b]}",
                     str(t.metric),
@@ -362,22 +463,23 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
                     contrast or "",
                 ]
             )
-        doc.table(
-            [
-                "model",
-                "regime",
-                "A vs B",
-                "rate",
-                "seeds",
-                "Δ",
-                "Wilcoxon p",
-                "Holm p",
-                f"sig. (alpha={ALPHA})",
-                "McNemar only A/only B",
-                "paper",
-            ],
-            rows,
-        )
+        if rows:
+            doc.table(
+                [
+                    "model",
+                    "regime",
+                    "A vs B",
+                    "rate",
+                    "seeds",
+                    "Δ",
+                    "Wilcoxon p",
+                    "Holm p",
+                    f"sig. (alpha={ALPHA})",
+                    "McNemar only A/only B",
+                    "paper",
+                ],
+                rows,
+            )
 
     doc.heading("Fig. 5: NoFilter / OMCD / Oracle", 3)
     doc.figure(figures.fig5_filtering(rates, out / "fig5_filtering.png"), "Fig. 5: success rate, 95% bootstrap CI")
@@ -390,7 +492,7 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
             for strategy in STRATEGY_ORDER:
                 r = _cell(rates, model=model, regime=regime, strategy=strategy)
                 if r is None:
-                    rows.append([figures.short(model), regime, strategy, MISSING, MISSING, MISSING, ""])
+                    rows.append([name(model), regime, strategy, MISSING, MISSING, MISSING, ""])
                     continue
                 cells = []
                 refs = []
@@ -400,7 +502,7 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
                     steps = paper.STEPS.get((ref_model, strategy, outcome)) if regime == paper.STEPS_REGIME else None
                     if steps is not None:
                         refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], steps, as_pct=False, digits=1)}")
-                rows.append([figures.short(model), regime, strategy, *cells, "; ".join(refs)])
+                rows.append([name(model), regime, strategy, *cells, "; ".join(refs)])
     doc.table(["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], rows)
     doc.figure(figures.fig6_steps(rates, out / "fig6_steps.png"), "Fig. 6: mean steps by outcome and strategy")
 
@@ -408,7 +510,7 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
 # --- detection -------------------------------------------------------------------
 
 
-def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -> None:
+def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> None:
     doc.heading("Detection")
     if det.empty:
         doc.para(f"Fig. 3, 4, 7, 8, 9 and Table 5: {MISSING} (no detection log).")
@@ -424,15 +526,20 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
             for regime in REGIMES:
                 r = _cell(summary, model=model, regime=regime, modality=modality)
                 if r is None:
-                    rows.append([figures.short(model), modality, regime, "0", MISSING, "", "", "", "", ""])
+                    rows.append([name(model), modality, regime, "0", MISSING, "", "", "", "", ""])
                     continue
                 rows.append(
                     [
-                        figures.short(model),
+                        name(model),
                         modality,
                         regime,
                         f"{r.seeds} (B={r.batch_size})",
-                        f"{r.f1_mean:.3f} ± {num(r.f1_std)}",
+                        link(
+                            f"{r.f1_mean:.3f} ± {num(r.f1_std)}",
+                            links.href(
+                                _log_of(main, model=model, regime=regime, modality=modality, batch_size=r.batch_size)
+                            ),
+                        ),
                         f"[{num(r.f1_low)}, {num(r.f1_high)}]",
                         f"{r.precision:.3f} / {r.recall:.3f}",
                         f"{r.calls_per_seed:.1f}",
@@ -445,7 +552,7 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
             if ref is not None and len(overall):
                 rows.append(
                     [
-                        figures.short(model),
+                        name(model),
                         modality,
                         "mean of L1-L3",
                         "",
@@ -478,14 +585,14 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
     if not mod.empty:
         doc.para(
             "Vision vs text F1, paired by (regime, seed), Wilcoxon signed-rank, Holm-adjusted over models "
-            f"(alpha = {ALPHA})."
+            f"(alpha = {ALPHA}). " + _unreachable(mod, "pairs", "model tests", "Fig. 3 holds their F1")
         )
         rows = []
-        for _, t in mod.iterrows():
+        for _, t in mod[mod.reachable].iterrows():
             ref = paper.VISION_DELTA.get(paper.paper_model(str(t.model)) or "")
             rows.append(
                 [
-                    figures.short(str(t.model)),
+                    name(t.model),
                     str(t.pairs),
                     f"{t.difference:+.3f}",
                     pvalue(t.p),
@@ -494,7 +601,8 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
                     beside(t.difference, ref, as_pct=False) if ref is not None else "",
                 ]
             )
-        doc.table(["model", "pairs", "Δ F1 (vision - text)", "Wilcoxon p", "Holm p", "significant", "paper"], rows)
+        if rows:
+            doc.table(["model", "pairs", "Δ F1 (vision - text)", "Wilcoxon p", "Holm p", "significant", "paper"], rows)
 
     flags = flag_rates(det)
     doc.heading("Fig. 4: flag rate by memory claim x current truth (L1+L2)", 3)
@@ -507,7 +615,7 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
             if (ref_model, cell) in paper.FLAG_RATES and f.modality == "vision"
         ]
         rows.append(
-            [figures.short(str(f.model)), str(f.modality)]
+            [name(f.model), str(f.modality)]
             + [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
             + ["; ".join(refs)]
         )
@@ -537,7 +645,7 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
         gap = t.thaw - t.freeze
         rows.append(
             [
-                figures.short(str(t.model)),
+                name(t.model),
                 str(t.modality),
                 str(t.regime),
                 f"{pct(t.thaw)} (N={t.thaw_n})",
@@ -556,7 +664,7 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
     else:
         rows = [
             [
-                figures.short(str(c.model)),
+                name(c.model),
                 str(c.regime),
                 str(c.seeds),
                 _corr(c.pearson_r, c.pearson_p),
@@ -579,16 +687,19 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
         for b in SWEEP:
             r = _cell(sweep, model=model, batch_size=b)
             if r is None:
-                rows.append([figures.short(model), str(b), "0", MISSING, MISSING, "", ""])
+                rows.append([name(model), str(b), "0", MISSING, MISSING, "", ""])
                 continue
             delta = math.nan if base is None else r.f1_mean - base.f1_mean
             ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" else None
             rows.append(
                 [
-                    figures.short(model),
+                    name(model),
                     str(b),
                     str(r.seeds),
-                    f"{r.f1_mean:.3f} ± {num(r.f1_std)}",
+                    link(
+                        f"{r.f1_mean:.3f} ± {num(r.f1_std)}",
+                        links.href(_log_of(det, model=model, regime="L1", modality="text", batch_size=b)),
+                    ),
                     f"{r.calls_per_seed:.1f}",
                     "-" if math.isnan(delta) else f"{delta:+.3f}",
                     "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
@@ -598,6 +709,24 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path) -
     doc.para(
         f"Calls a seed are ⌈64/B⌉ = 64, 13, 7, 4 at n = 8. The paper's B=10 F1 for GPT-4o is about "
         f"{paper.BATCH_F1_B10} (App. D). Run `spatialstale study --batch-sweep` to fill this table."
+    )
+
+
+def _unreachable(tests: pd.DataFrame, unit: str, what: str, where: str) -> str:
+    """One sentence on the tests that cannot reach alpha with the pairs they have."""
+    out = tests[~tests.reachable]
+    if out.empty:
+        return ""
+    most = int(out[unit].max())
+    which = (
+        f"None of the {len(tests)} {what} can"
+        if len(out) == len(tests)
+        else f"{len(out)} of the {len(tests)} {what} cannot"
+    )
+    return (
+        f"{which} reach alpha = {ALPHA} with the {unit} they pair (at most {most}): a two-sided Wilcoxon test "
+        "on n pairs gives p >= 2/2^n at best, and Holm's adjustment over the family leaves even that above "
+        f"alpha, so they are not listed ({where})."
     )
 
 

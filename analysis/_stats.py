@@ -3,6 +3,7 @@
 - :func:`paired_wilcoxon`: two-sided Wilcoxon signed-rank test over paired per-seed
   rates (scipy's default ``zero_method="wilcox"``: zero differences are dropped).
   When every difference is zero the test is undefined; it is reported with p = 1.
+- :func:`wilcoxon_min_p`: the smallest p-value that test can give with n pairs.
 - :func:`holm`: Holm's step-down adjustment of a family of p-values.
 - :func:`mcnemar`: the exact (binomial) McNemar test on paired binary outcomes.
 - :func:`bootstrap_ci`: a seeded percentile bootstrap of the mean.
@@ -52,6 +53,20 @@ def paired_wilcoxon(a: Sequence[float], b: Sequence[float]) -> Wilcoxon:
         return Wilcoxon(int(d.size), 0, mean, 0.0, 1.0)
     result = stats.wilcoxon(x, y)
     return Wilcoxon(int(d.size), nonzero, mean, float(result.statistic), float(result.pvalue))
+
+
+def wilcoxon_min_p(n: int) -> float:
+    """The smallest two-sided p-value :func:`paired_wilcoxon` can return with ``n`` pairs.
+
+    Every difference of one sign gives the exact p = 2 / 2**n; with ties scipy falls
+    back to the normal approximation, whose extreme can be smaller, so the smaller
+    of the two is the bound. With no pairs the test gives no p-value (NaN).
+    """
+    if n < 1:
+        return math.nan
+    exact = min(1.0, 2.0 / 2.0**n)
+    z = (n * (n + 1) / 4) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+    return min(exact, float(2 * stats.norm.sf(z)))
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -17,7 +17,7 @@ import pandas as pd
 from spatialstale.solvers import STRATEGIES
 
 from ._load import FLAG_CELLS, OUTCOMES
-from ._stats import ALPHA, bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon
+from ._stats import ALPHA, bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon, wilcoxon_min_p
 
 REGIMES = ("L1", "L2", "L3")
 STRATEGY_ORDER = tuple(STRATEGIES)
@@ -34,6 +34,12 @@ CONTRASTS: tuple[tuple[str, str], ...] = (
 """The paper's paired contrasts (A vs B) between memory strategies."""
 
 
+def _frame(rows: list[dict[str, object]], columns: Sequence[str]) -> pd.DataFrame:
+    """``rows`` as a frame whose columns exist even when there are no rows, so a
+    partial matrix selects empty cells instead of failing on absent columns."""
+    return pd.DataFrame(rows, columns=list(columns)) if not rows else pd.DataFrame(rows)
+
+
 def _sd(values: pd.Series) -> float:
     return float(values.std(ddof=1)) if len(values) > 1 else math.nan
 
@@ -44,6 +50,20 @@ def per_seed_rates(nav: pd.DataFrame) -> pd.DataFrame:
     return nav.groupby(keys, as_index=False).agg(
         episodes=("epoch", "size"), success=("success", "mean"), death=("death", "mean"), timeout=("timeout", "mean")
     )
+
+
+RATE_COLUMNS = (
+    "model",
+    "regime",
+    "modality",
+    "strategy",
+    "episodes",
+    "seeds",
+    "fallbacks",
+    "died_on_stale",
+    *(f"{part}{outcome}" for outcome in OUTCOMES for part in ("", "steps_", "n_")),
+    *(f"{outcome}_{end}" for outcome in ("success", "death") for end in ("low", "high")),
+)
 
 
 def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
@@ -78,7 +98,7 @@ def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
             low, high = bootstrap_ci(list(per_seed[outcome]))
             row[f"{outcome}_low"], row[f"{outcome}_high"] = low, high
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _frame(rows, RATE_COLUMNS)
 
 
 def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CONTRASTS) -> pd.DataFrame:
@@ -120,11 +140,33 @@ def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CON
                         "mcnemar_p": mc.p if metric == "success" else math.nan,
                     }
                 )
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table["p_holm"] = holm(list(table.p))
-        table["significant"] = table.p_holm < ALPHA
+    table = _frame(rows, TEST_COLUMNS)
+    table["p_holm"] = holm(list(table.p))
+    table["significant"] = table.p_holm < ALPHA
+    table["p_min"] = [wilcoxon_min_p(int(n)) for n in table.seeds]
+    # Holm's adjusted p-values only grow with any input p, so adjusting every test's
+    # smallest attainable p gives each test's best case: above alpha, it cannot pass.
+    table["reachable"] = [p <= ALPHA for p in holm(list(table.p_min))]
     return table
+
+
+TEST_COLUMNS = (
+    "model",
+    "regime",
+    "modality",
+    "a",
+    "b",
+    "metric",
+    "seeds",
+    "nonzero",
+    "difference",
+    "W",
+    "p",
+    "mcnemar_pairs",
+    "only_a",
+    "only_b",
+    "mcnemar_p",
+)
 
 
 def main_detection(det: pd.DataFrame) -> pd.DataFrame:
@@ -165,7 +207,26 @@ def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
                 "unknown_ids": int(group.unknown_ids.sum()),
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(
+        rows,
+        (
+            "model",
+            "regime",
+            "modality",
+            "batch_size",
+            "seeds",
+            "f1_mean",
+            "f1_std",
+            "f1_low",
+            "f1_high",
+            "precision",
+            "recall",
+            "calls_per_seed",
+            "unparseable",
+            "unanswered",
+            "unknown_ids",
+        ),
+    )
 
 
 def modality_tests(det: pd.DataFrame) -> pd.DataFrame:
@@ -180,10 +241,10 @@ def modality_tests(det: pd.DataFrame) -> pd.DataFrame:
             continue
         w = paired_wilcoxon([vision[k] for k in shared], [text[k] for k in shared])
         rows.append({"model": model, "pairs": w.n, "difference": w.mean_difference, "W": w.statistic, "p": w.p})
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table["p_holm"] = holm(list(table.p))
-        table["significant"] = table.p_holm < ALPHA
+    table = _frame(rows, ("model", "pairs", "difference", "W", "p"))
+    table["p_holm"] = holm(list(table.p))
+    table["significant"] = table.p_holm < ALPHA
+    table["reachable"] = [p <= ALPHA for p in holm([wilcoxon_min_p(int(n)) for n in table.pairs])]
     return table
 
 
@@ -200,7 +261,7 @@ def flag_rates(det: pd.DataFrame, regimes: Sequence[str] = ("L1", "L2")) -> pd.D
             row[cell] = float(flagged / total) if total else math.nan
             row[f"{cell}_n"] = int(total)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _frame(rows, ("model", "modality", *FLAG_CELLS, *(f"{cell}_n" for cell in FLAG_CELLS)))
 
 
 def thaw_freeze(det: pd.DataFrame) -> pd.DataFrame:
@@ -214,7 +275,7 @@ def thaw_freeze(det: pd.DataFrame) -> pd.DataFrame:
             row[kind] = float(hits / total) if total else math.nan
             row[f"{kind}_n"] = int(total)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _frame(rows, ("model", "modality", "regime", "thaw", "thaw_n", "freeze", "freeze_n"))
 
 
 def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -239,7 +300,8 @@ def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, p
                 "spearman_p": c.spearman_p,
             }
         )
-    return pairs, pd.DataFrame(rows)
+    columns = ("model", "regime", "seeds", "pearson_r", "pearson_p", "spearman_rho", "spearman_p")
+    return pairs, _frame(rows, columns)
 
 
 def batch_sweep(det: pd.DataFrame, regime: str = "L1", modality: str = "text") -> pd.DataFrame:
@@ -257,7 +319,7 @@ def batch_sweep(det: pd.DataFrame, regime: str = "L1", modality: str = "text") -
                 "calls_per_seed": float(group.calls.mean()),
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(rows, ("model", "batch_size", "seeds", "f1_mean", "f1_std", "calls_per_seed"))
 
 
 def stale_ratios(det: pd.DataFrame, nav_meta: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -276,4 +338,4 @@ def stale_ratios(det: pd.DataFrame, nav_meta: pd.DataFrame | None = None) -> pd.
                 "max": float(np.max(values)),
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(rows, ("regime", "seeds", "mean", "std", "min", "max"))
