@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -14,7 +16,19 @@ from spatialstale.solvers import STRATEGIES
 
 from ._estimate import format_plan, plan
 from ._load import LogError, read_logs
-from ._study import DEFAULT_BATCH_SIZE, STUDY_REGIMES, Study, run_study, study_seeds, study_tasks
+from ._options import add_model_options, eval_set_options, model_roles
+from ._study import (
+    DEFAULT_BATCH_SIZE,
+    SIGNAL_EXIT,
+    STUDY_REGIMES,
+    Shard,
+    Study,
+    account,
+    interrupts_as_keyboard,
+    run_study,
+    study_seeds,
+    study_tasks,
+)
 from ._text import demo_tables
 
 DEMO_OBSERVER = "spatialstale/observer"
@@ -72,7 +86,9 @@ def _parser() -> argparse.ArgumentParser:
         "for each model, as one Inspect eval set. Re-running the same command completes only what is missing.",
     )
     study.add_argument("--model", action="append", required=True, help="a model to study (repeat for several)")
-    study.add_argument("--log-dir", default="logs/study", help="eval set log directory (default: logs/study)")
+    study.add_argument(
+        "--log-dir", default="logs/study", help="eval set log directory, local or s3://bucket/prefix (logs/study)"
+    )
     study.add_argument("--regimes", type=_names, default=list(STUDY_REGIMES), help="default: L1,L2,L3")
     study.add_argument("--modalities", type=_names, default=["text", "vision"], help="detection modalities")
     study.add_argument("--navigation-modality", default="text", help="navigation observation (default: text)")
@@ -89,9 +105,14 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("--auditor", help="model for the auditor role (default: each model audits itself)")
     study.add_argument("--no-detection", action="store_true", help="skip the detection tasks")
     study.add_argument("--no-navigation", action="store_true", help="skip the navigation tasks")
-    study.add_argument("--max-connections", type=_positive, help="concurrent connections per model")
+    study.add_argument(
+        "--shard", help="K/N: run shard K of N (every task on every N-th seed), into a log dir all shards share"
+    )
     study.add_argument("--display", default="full", choices=["full", "rich", "plain", "log", "none"])
-    study.add_argument("--dry-run", action="store_true", help="print samples, calls and token estimates; run nothing")
+    study.add_argument(
+        "--dry-run", action="store_true", help="print samples, calls, token and cost estimates; run nothing"
+    )
+    add_model_options(study)
 
     demo = commands.add_parser(
         "demo",
@@ -119,6 +140,9 @@ def _study_from(args: argparse.Namespace) -> Study:
     strategies = _canonical(args.strategies, tuple(STRATEGIES), "strategies")
     [nav_modality] = _canonical([args.navigation_modality], ("text", "vision", "both"), "navigation modality")
     seeds = study_seeds(args.seeds, args.n_seeds, args.master_seed)
+    shard = Shard.parse(args.shard) if args.shard else None
+    if shard is not None:
+        seeds = shard.seeds(seeds)
     tasks = study_tasks(
         seeds=seeds,
         regimes=regimes,
@@ -136,19 +160,61 @@ def _study_from(args: argparse.Namespace) -> Study:
     if not tasks:
         raise ValueError("nothing to run: both detection and navigation are off")
     models = tuple(dict.fromkeys(args.model))
-    return Study(models, tasks, auditor=args.auditor, log_dir=args.log_dir, max_connections=args.max_connections)
+    roles = model_roles(args, args.auditor) or {}
+    # a plain model name for the auditor is the Study's auditor (the dry run names it)
+    auditor = roles.pop("auditor") if isinstance(roles.get("auditor"), str) else None
+    return Study(
+        models,
+        tasks,
+        auditor=auditor,
+        log_dir=args.log_dir.rstrip("/") or args.log_dir,
+        options=eval_set_options(args),
+        model_roles=roles or None,
+        shard=shard,
+    )
 
 
-def _study(args: argparse.Namespace) -> int:
+MISSING_SHOWN = 20
+
+
+def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     study = _study_from(args)
     print(format_plan(study, plan(study)))
     if args.dry_run:
         return 0
     print()
-    ok, _ = run_study(study, display=args.display)
-    print(f"eval set {'complete' if ok else 'incomplete (run the same command again to resume)'}: {study.log_dir}")
-    print(f"report: spatialstale report {study.log_dir}")
-    return 0 if ok else 1
+    with interrupts_as_keyboard() as received:
+        try:
+            run_study(study, display=args.display)
+        except KeyboardInterrupt:  # Ctrl-C that Inspect passed on (SIGTERM/SIGHUP are in received)
+            received.append(signal.SIGINT)
+    interrupted = received[0] if received else None
+    # eval_set's own verdict is not trusted: what counts is a successful log per cell.
+    accounting = account(study)
+    where = study.log_dir + (f" (shard {study.shard})" if study.shard else "")
+    resume = "spatialstale " + shlex.join(argv)
+    superseded = ""
+    if accounting.superseded:
+        superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
+    if accounting.complete and interrupted is None:
+        print(f"report: spatialstale report {study.log_dir}")
+        print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
+        return 0
+    for cell, state in accounting.missing[:MISSING_SHOWN]:
+        print(f"  missing: {cell.name} ({state})")
+    if len(accounting.missing) > MISSING_SHOWN:
+        print(f"  ... and {len(accounting.missing) - MISSING_SHOWN} more")
+    # Inspect's eval set absorbs Ctrl-C and leaves the running tasks' logs cancelled
+    if interrupted is None and any(state == "cancelled" for _, state in accounting.missing):
+        interrupted = signal.SIGINT
+    what = f"interrupted ({interrupted.name})" if interrupted is not None else "incomplete"
+    print(
+        f"study {what}: {len(accounting.missing)} of {len(study.cells)} task logs missing in {where}; "
+        f"resume with: {resume}"
+    )
+    if interrupted is not None:
+        return SIGNAL_EXIT[interrupted]
+    return 1
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -193,10 +259,11 @@ def _report(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``spatialstale`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     try:
         if args.command == "study":
-            return _study(args)
+            return _study(args, argv)
         if args.command == "demo":
             return _demo(args)
         return _report(args)

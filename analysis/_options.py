@@ -1,0 +1,197 @@
+"""Model, generation and run options of ``spatialstale study``, as ``inspect eval-set`` takes them.
+
+Values are parsed by Inspect's own CLI helpers (``-M`` and ``--model-role`` as YAML
+after ``=``, a comma-separated value becoming a list; ``--token-limit`` as ``500k`` or
+``output:1m``), so a study and ``inspect eval-set`` read the same command line the
+same way, and the result goes to :func:`inspect_ai.eval_set` as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+# Inspect's CLI parsers (not public API) are imported here, in one place, so that a
+# study's -M, --model-role and --token-limit values mean exactly what they mean to Inspect.
+from inspect_ai._cli.util import parse_cli_config, parse_model_role_cli_args
+from inspect_ai.model import GenerateConfig
+from inspect_ai.util._limit import parse_token_limit
+from pydantic import ValidationError
+
+_GENERATE: tuple[tuple[str, Callable[[str], Any], str], ...] = (
+    ("--temperature", float, "sampling temperature"),
+    ("--top-p", float, "nucleus sampling mass"),
+    ("--top-k", int, "sample from the k most likely tokens"),
+    ("--max-tokens", int, "maximum tokens a completion may use"),
+    ("--seed", int, "random seed of the model's sampling (also the auditor's)"),
+    ("--frequency-penalty", float, "-2.0..2.0"),
+    ("--presence-penalty", float, "-2.0..2.0"),
+    ("--reasoning-effort", str, "none, minimal, low, medium, high, xhigh or max"),
+    ("--reasoning-tokens", int, "reasoning token budget"),
+    ("--reasoning-summary", str, "none, concise, detailed or auto"),
+    ("--reasoning-history", str, "none, all, last or auto"),
+    ("--effort", str, "low, medium, high, xhigh or max (Anthropic)"),
+    ("--verbosity", str, "low, medium or high (OpenAI)"),
+    ("--max-connections", int, "concurrent connections per model"),
+    ("--max-retries", int, "retries of a failed request"),
+    ("--timeout", int, "seconds a request may take, retries included"),
+    ("--attempt-timeout", int, "seconds one attempt of a request may take"),
+)
+_RUN: tuple[tuple[str, Callable[[str], Any], str], ...] = (
+    ("--max-samples", int, "samples run in parallel per task"),
+    ("--max-tasks", int, "tasks run in parallel"),
+    ("--message-limit", int, "messages a sample may hold"),
+    ("--token-limit", parse_token_limit, "tokens a sample may use (500000, 500k, output:1m)"),
+    ("--turn-limit", int, "model turns a sample may take"),
+    ("--time-limit", int, "seconds (clock) a sample may run"),
+    ("--working-limit", int, "seconds a sample may work (excluding waits)"),
+    ("--cost-limit", float, "dollars a sample may spend (needs --model-cost-config)"),
+    ("--model-cost-config", str, "YAML/JSON prices ($ per million tokens) of each model"),
+    ("--retry-attempts", int, "eval-set retries of failed tasks (default 10)"),
+    ("--retry-wait", float, "seconds before the first eval-set retry"),
+    ("--retry-connections", float, "connection share kept on each retry (0..1)"),
+    ("--max-subprocesses", int, "subprocesses run in parallel"),
+    ("--log-buffer", int, "samples buffered before writing a log"),
+)
+RUN_KEYS = tuple(flag[2:].replace("-", "_") for flag, _, _ in _RUN)
+GENERATE_KEYS = tuple(flag[2:].replace("-", "_") for flag, _, _ in _GENERATE)
+
+
+def _typed(convert: Callable[[str], Any], flag: str) -> Callable[[str], Any]:
+    def parse(value: str) -> Any:
+        try:
+            return convert(value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{flag}: {error}") from None
+
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def _int_or_bool(value: str) -> int | bool:
+    lowered = value.lower()
+    if lowered in ("true", "yes"):
+        return True
+    if lowered in ("false", "no"):
+        return False
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected true, false or an integer; got {value!r}") from None
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The ``inspect eval-set`` options a study forwards, in two argument groups."""
+    model = parser.add_argument_group("model and generation (as inspect eval-set)")
+    model.add_argument(
+        "-M", dest="model_arg", action="append", metavar="KEY=VALUE", help="model argument (YAML value; repeat)"
+    )
+    model.add_argument("--model-config", help="YAML or JSON file of model arguments (-M wins)")
+    model.add_argument("--model-base-url", help="base URL of the model API (e.g. a vLLM server)")
+    model.add_argument(
+        "--model-role",
+        action="append",
+        metavar="ROLE=MODEL",
+        help="bind a model role, e.g. auditor=openai/gpt-4o or 'auditor={model: vllm/x, temperature: 0}'",
+    )
+    model.add_argument("--generate-config", help="YAML or JSON file of GenerateConfig (the options below win)")
+    for flag, convert, text in _GENERATE:
+        model.add_argument(flag, type=_typed(convert, flag), help=text)
+    model.add_argument("--stop-seqs", help="comma-separated stop sequences")
+    model.add_argument("--cache-prompt", choices=["auto", "true", "false"], help="provider prompt caching")
+    run = parser.add_argument_group("running (as inspect eval-set)")
+    for flag, convert, text in _RUN:
+        run.add_argument(flag, type=_typed(convert, flag), help=text)
+    run.add_argument(
+        "--retry-on-error",
+        nargs="?",
+        const="true",
+        type=_int_or_bool,
+        help="retry an errored sample (once, or N times)",
+    )
+    run.add_argument(
+        "--fail-on-error",
+        type=_typed(float, "--fail-on-error"),
+        help="fail a task when this many (>= 1) or this share (< 1) of samples error",
+    )
+    run.add_argument("--no-fail-on-error", action="store_true", help="never fail a task for errored samples")
+    run.add_argument("--continue-on-fail", action="store_true", help="keep running the samples of a failing task")
+
+
+def _read_file(path: str, what: str) -> dict[str, Any]:
+    from inspect_ai._util.config import resolve_args
+
+    try:
+        return dict(resolve_args(path))
+    except Exception as error:  # Inspect raises PrerequisiteError or YAML/JSON errors
+        raise ValueError(f"{what} {path!r} could not be read: {str(error).splitlines()[0]}") from None
+
+
+def generate_config(args: argparse.Namespace) -> GenerateConfig:
+    """The GenerateConfig of the command line: ``--generate-config`` overlaid by each option.
+
+    Raises:
+        ValueError: for a value GenerateConfig rejects (one line naming the option).
+    """
+    values: dict[str, Any] = _read_file(args.generate_config, "--generate-config") if args.generate_config else {}
+    for key in GENERATE_KEYS:
+        if getattr(args, key) is not None:
+            values[key] = getattr(args, key)
+    if args.stop_seqs is not None:
+        values["stop_seqs"] = [s for s in args.stop_seqs.split(",") if s]
+    if args.cache_prompt is not None:
+        values["cache_prompt"] = {"true": True, "false": False}.get(args.cache_prompt, args.cache_prompt)
+    try:
+        return GenerateConfig(**values)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "--generate-config"
+        raise ValueError(f"{field}: {first['msg']}") from None
+
+
+def model_roles(args: argparse.Namespace, auditor: str | None) -> dict[str, Any] | None:
+    """``--model-role`` bindings, with ``--auditor M`` as ``auditor=M``.
+
+    Raises:
+        ValueError: for an unreadable role or the auditor bound twice.
+    """
+    roles: dict[str, Any] = dict(parse_model_role_cli_args(tuple(args.model_role))) if args.model_role else {}
+    if auditor is not None:
+        if "auditor" in roles:
+            raise ValueError("the auditor is bound twice: use --auditor M or --model-role auditor=M, not both")
+        roles["auditor"] = auditor
+    return roles or None
+
+
+def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Every forwarded option the command line set, as :func:`inspect_ai.eval_set` keywords.
+
+    Raises:
+        ValueError: for an unreadable file or a value Inspect would reject.
+    """
+    options: dict[str, Any] = {}
+    model_args = parse_cli_config(args.model_arg, None)
+    if args.model_config:
+        model_args = _read_file(args.model_config, "--model-config") | model_args
+    if model_args:
+        options["model_args"] = model_args
+    if args.model_base_url:
+        options["model_base_url"] = args.model_base_url
+    options.update(generate_config(args).model_dump(exclude_none=True))
+    for key in RUN_KEYS:
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    if args.fail_on_error is not None and args.no_fail_on_error:
+        raise ValueError("--fail-on-error and --no-fail-on-error contradict each other")
+    if args.fail_on_error is not None:
+        options["fail_on_error"] = args.fail_on_error
+    elif args.no_fail_on_error:
+        options["fail_on_error"] = False
+    if args.continue_on_fail:
+        options["continue_on_fail"] = True
+    if args.retry_on_error is not None and args.retry_on_error is not False:
+        options["retry_on_error"] = 1 if args.retry_on_error is True else args.retry_on_error
+    if "cost_limit" in options and "model_cost_config" not in options:
+        raise ValueError("--cost-limit needs --model-cost-config (the prices the cost is counted from)")
+    return options

@@ -1,0 +1,229 @@
+"""``spatialstale study`` on real Inspect runs: forwarded model and generation options,
+honest exits after an interrupt, resumes, and shards."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, modelapi
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from spatialstale.agents._provider import ReferenceAgentAPI
+from spatialstale.analysis._cli import main
+from spatialstale.analysis._study import Study, account, study_seeds, study_tasks
+
+
+class SlowAgentAPI(ReferenceAgentAPI):
+    """A reference agent (``slowagent/observer``) that takes model arguments: ``delay``
+    seconds before each answer (so a run can be interrupted midway) and any other
+    key, which it keeps, so the log shows what ``-M`` forwarded."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 (Inspect's ModelAPI signature)
+        delay: float = 0.0,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, config)
+        self.delay = float(delay)
+        self.extra_args = model_args
+
+    async def generate(
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
+    ) -> ModelOutput:
+        await asyncio.sleep(self.delay)
+        return await super().generate(input, tools, tool_choice, config)
+
+
+@modelapi(name="slowagent")
+def slowagent() -> type[SlowAgentAPI]:
+    return SlowAgentAPI
+
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = [
+    "study",
+    "--model",
+    "slowagent/observer",
+    "--n-seeds",
+    "2",
+    "--regimes",
+    "L1",
+    "--modalities",
+    "text",
+    "--strategies",
+    "nofilter,omcd",
+    "--episodes",
+    "1",
+    "--display",
+    "none",
+]
+
+
+def _logs(log_dir: Path | str) -> list[EvalLog]:
+    return [read_eval_log(info) for info in list_eval_logs(str(log_dir))]
+
+
+def _scores(log_dir: Path | str) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Every sample's scores by (task, sample id, epoch), from the successful logs."""
+    out: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for log in _logs(log_dir):
+        if log.status != "success":
+            continue
+        for sample in log.samples or []:
+            assert sample.scores is not None
+            key = (log.eval.task, str(sample.id), sample.epoch)
+            out[key] = {name: score.value for name, score in sample.scores.items()}
+    return out
+
+
+def _last_line(text: str) -> str:
+    return [line for line in text.splitlines() if line.strip()][-1]
+
+
+def _start(argv: list[str]) -> subprocess.Popen[str]:
+    """The CLI in its own process, with the slow agent registered."""
+    code = "import sys, tests.analysis.test_study; from spatialstale.analysis._cli import main; sys.exit(main())"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _stop_midway(argv: list[str], log_dir: Path, sig: signal.Signals) -> tuple[int, str]:
+    """Start the study, send ``sig`` once its first log is written, return (status, output)."""
+    process = _start(argv)
+    deadline = time.monotonic() + 240
+    while not list(log_dir.glob("*.eval")):
+        if process.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # some samples under way, none of the slow ones finished
+    process.send_signal(sig)
+    output, _ = process.communicate(timeout=240)
+    return process.returncode, output
+
+
+def test_model_args_and_generation_options_reach_the_logs(tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    argv = [*BASE, "--no-navigation", "--log-dir", str(log_dir)]
+    options = ["-M", "delay=0", "-M", "note=vllm", "--temperature", "0.3", "--max-tokens", "512", "--seed", "7"]
+    options += ["--token-limit", "500k", "--max-samples", "3", "--retry-on-error", "--max-connections", "4"]
+    assert main([*argv, *options]) == 0
+    [log] = _logs(log_dir)
+    assert log.status == "success"
+    assert log.eval.model_args == {"delay": 0, "note": "vllm"}
+    config = log.eval.model_generate_config
+    assert (config.temperature, config.max_tokens, config.seed, config.max_connections) == (0.3, 512, 7, 4)
+    assert log.eval.config.token_limit == 500_000
+    assert (log.eval.config.max_samples, log.eval.config.retry_on_error) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--reasoning-effort", "extreme"], "--reasoning-effort"),
+        (["--cost-limit", "2"], "--model-cost-config"),
+        (["--shard", "3/2"], "--shard must be K/N"),
+        (["--shard", "1/3"], "3 shards need at least 3 seeds"),
+        (["--auditor", "a/b", "--model-role", "auditor=c/d"], "bound twice"),
+    ],
+)
+def test_bad_options_fail_early_in_one_line(
+    options: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*BASE, "--log-dir", str(tmp_path / "x"), *options]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_unparseable_number_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*BASE, "--temperature", "hot"])
+    assert exit_info.value.code == 2
+    assert "--temperature" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupted_study_says_so_and_the_same_command_resumes(
+    sig: signal.Signals, status: int, tmp_path: Path
+) -> None:
+    log_dir = tmp_path / "logs"
+    argv = [*BASE, "-M", "delay=0.2", "--log-dir", str(log_dir)]
+    code, output = _stop_midway(argv, log_dir, sig)
+    last = _last_line(output)
+    assert code == status, output[-3000:]
+    assert last.startswith(f"study interrupted ({sig.name}): ")
+    assert last.endswith("resume with: spatialstale " + shlex.join(argv))
+    assert "  missing: slowagent/observer: navigation L1 text (cancelled)" in output
+    assert {log.status for log in _logs(log_dir)} <= {"cancelled", "success"}
+
+    # the resume line's command, as printed, completes the study
+    resume = shlex.split(last.split("resume with: ", 1)[1])[1:]
+    process = _start(resume)
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output[-3000:]
+    assert _last_line(output).startswith("study complete: 2 of 2 task logs in ")
+
+    uninterrupted = tmp_path / "uninterrupted"
+    assert main([*BASE, "-M", "delay=0", "--log-dir", str(uninterrupted)]) == 0
+    assert _scores(log_dir) == _scores(uninterrupted)
+    assert len(_scores(log_dir)) == 2 + 2 * 2
+
+
+def test_killed_run_leaves_logs_a_resume_supersedes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log_dir = tmp_path / "logs"
+    argv = [*BASE, "-M", "delay=0.2", "--log-dir", str(log_dir)]
+    code, _ = _stop_midway(argv, log_dir, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert "started" in {log.status for log in _logs(log_dir)}
+    assert main(argv) == 0
+    last = _last_line(capsys.readouterr().out)
+    assert last.startswith("study complete: 2 of 2 task logs in ")
+    assert "superseded log(s) of earlier attempts ignored" in last
+    accounting = account(_study(log_dir))
+    assert accounting.complete and accounting.superseded >= 1
+
+
+def _study(log_dir: Path) -> Study:
+    seeds = study_seeds(None, 2)
+    tasks = study_tasks(seeds=seeds, regimes=["L1"], modalities=["text"], strategies=["nofilter", "omcd"], episodes=1)
+    return Study(("slowagent/observer",), tasks, log_dir=str(log_dir), options={"model_args": {"delay": 0.2}})
+
+
+def test_shards_are_disjoint_and_together_complete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shared = tmp_path / "shared"
+    argv = [*BASE, "--n-seeds", "5", "-M", "delay=0", "--log-dir", str(shared)]
+    parts = []
+    for k in (1, 2, 3):
+        assert main([*argv, "--shard", f"{k}/3"]) == 0
+        assert _last_line(capsys.readouterr().out).startswith(
+            f"study complete: 2 of 2 task logs in {shared} (shard {k}/3)"
+        )
+        parts.append({log.eval.task_args_passed["seeds"][0] for log in _logs(shared)})
+    seeds = [sample_seed for log in _logs(shared) for sample_seed in log.eval.task_args_passed["seeds"]]
+    # each seed runs in exactly one shard per task; all five seeds are covered
+    assert sorted(seeds) == sorted(2 * list(study_seeds(None, 5)))
+    whole = tmp_path / "whole"
+    assert main([*argv[:-1], str(whole)]) == 0
+    assert _scores(shared).keys() == _scores(whole).keys()
+    assert _scores(shared) == _scores(whole)
