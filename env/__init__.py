@@ -29,7 +29,17 @@ from ._instance import (
 )
 from ._memory import entry_id
 from ._regimes import REGIMES
-from ._render import CELL_PX, COLOURS, probe_pixel, render_image, render_png, render_rgb, text_observation
+from ._render import (
+    CELL_PX,
+    COLOURS,
+    HOLES_NOTE,
+    holes_observation,
+    probe_pixel,
+    render_image,
+    render_png,
+    render_rgb,
+    text_observation,
+)
 from ._types import Action, Cell, Change, Event, Grid, MemoryEntry, Pos
 
 ENV_ID = "spatialstale/DynamicFrozenLake-v0"
@@ -42,6 +52,7 @@ __all__ = [
     "COLOURS",
     "DEFAULT_SIZE",
     "ENV_ID",
+    "HOLES_NOTE",
     "MASTER_SEED",
     "MAX_STEPS",
     "N_DEFAULT_SEEDS",
@@ -62,6 +73,7 @@ __all__ = [
     "entry_id",
     "generate_grid",
     "greedy_action",
+    "holes_observation",
     "is_solvable",
     "make_instance",
     "move",

@@ -29,7 +29,9 @@ def _suffix(size: int) -> str:
     return "" if size == DEFAULT_SIZE else f"-n{size}"
 
 
-def detection_samples(regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int) -> list[Sample]:
+def detection_samples(
+    regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int, observation: str = "full"
+) -> list[Sample]:
     samples = []
     for regime in regimes:
         for seed in seeds:
@@ -38,20 +40,36 @@ def detection_samples(regimes: list[str], seeds: list[int], size: int, modality:
                 Sample(
                     id=f"{regime}{_suffix(size)}-s{seed}",
                     input=f"Audit the memory of SpatialSTALE instance {regime} seed {seed} ({modality}).",
-                    metadata={**instance_metadata(instance), "modality": modality, "batch_size": batch_size},
+                    metadata={
+                        **instance_metadata(instance),
+                        "modality": modality,
+                        "batch_size": batch_size,
+                        "observation": observation,
+                    },
                 )
             )
     return samples
 
 
 def navigation_samples(
-    regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int, strategies: list[str]
+    regimes: list[str],
+    seeds: list[int],
+    size: int,
+    modality: str,
+    batch_size: int,
+    strategies: list[str],
+    observation: str = "full",
 ) -> list[Sample]:
     samples = []
     for regime in regimes:
         for seed in seeds:
             instance = make_instance(seed, regime, size)
-            meta = {**instance_metadata(instance), "modality": modality, "batch_size": batch_size}
+            meta = {
+                **instance_metadata(instance),
+                "modality": modality,
+                "batch_size": batch_size,
+                "observation": observation,
+            }
             for strategy in strategies:
                 samples.append(
                     Sample(

@@ -9,7 +9,7 @@ from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import detection_samples
 from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, reported, seed_list
 from spatialstale.scorers import stale_f1
-from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, detect
+from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, OBSERVATIONS, detect
 
 
 @task
@@ -23,6 +23,7 @@ def detection(
     size: int = DEFAULT_SIZE,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     structured: bool = False,
+    observation: str = "full",
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
 
@@ -45,6 +46,9 @@ def detection(
         structured: send a JSON response schema with every call (structured output:
             OpenAI json_schema, Anthropic, vLLM guided decoding); off by default, as in
             the paper. The answers are read the same way either way.
+        observation: ``full`` (the paper's listing of every cell) or ``holes`` (only
+            S, G and the holes, every other cell stated to be F: the same grid in
+            O(holes) text, for large grids). Text listing only; the PNG is unchanged.
 
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
@@ -57,11 +61,19 @@ def detection(
         seed_values = seed_list(seeds, n_seeds, master_seed)
         audit_prompt = prompt_text(audit_prompt, "audit_prompt")
         structured = boolean(structured, "structured")
+        observation = choice(observation, OBSERVATIONS, "observation")
     return Task(
         dataset=MemoryDataset(
-            detection_samples(regime_list, seed_values, size, modality, batch_size), name="spatialstale-detection"
+            detection_samples(regime_list, seed_values, size, modality, batch_size, observation),
+            name="spatialstale-detection",
         ),
-        solver=detect(modality=modality, batch_size=batch_size, audit_prompt=audit_prompt, structured=structured),
+        solver=detect(
+            modality=modality,
+            batch_size=batch_size,
+            audit_prompt=audit_prompt,
+            structured=structured,
+            observation=observation,
+        ),
         scorer=stale_f1(),
         metadata={
             "regimes": regime_list,
@@ -69,5 +81,6 @@ def detection(
             "batch_size": batch_size,
             "size": size,
             "structured": structured,
+            "observation": observation,
         },
     )

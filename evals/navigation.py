@@ -14,6 +14,7 @@ from spatialstale.solvers import (
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     MODALITIES,
+    OBSERVATIONS,
     STRATEGIES,
     navigate,
 )
@@ -37,6 +38,7 @@ def navigation(
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     structured: bool = False,
+    observation: str = "full",
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -64,6 +66,9 @@ def navigation(
         selfverify_prompt: system prompt of SelfVerify's check.
         structured: send a JSON response schema with every audit, SelfVerify and
             navigation call (structured output); off by default, as in the paper.
+        observation: ``full`` (the paper's listing of every cell) or ``holes`` (only
+            S, G and the holes, every other cell stated to be F: the same grid in
+            O(holes) text, for large grids). Text listing only; the PNG is unchanged.
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
@@ -81,9 +86,10 @@ def navigation(
         audit_prompt = prompt_text(audit_prompt, "audit_prompt")
         selfverify_prompt = prompt_text(selfverify_prompt, "selfverify_prompt")
         structured = boolean(structured, "structured")
+        observation = choice(observation, OBSERVATIONS, "observation")
     return Task(
         dataset=MemoryDataset(
-            navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list),
+            navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list, observation),
             name="spatialstale-navigation",
         ),
         solver=navigate(
@@ -94,6 +100,7 @@ def navigation(
             audit_prompt=audit_prompt,
             selfverify_prompt=selfverify_prompt,
             structured=structured,
+            observation=observation,
         ),
         scorer=episode_outcome(),
         epochs=Epochs(episodes),
@@ -105,5 +112,6 @@ def navigation(
             "size": size,
             "max_steps": max_steps,
             "structured": structured,
+            "observation": observation,
         },
     )

@@ -19,6 +19,7 @@ from ._prompts import (
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     MODALITIES,
+    OBSERVATIONS,
 )
 from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext, make_strategy
 
@@ -29,6 +30,7 @@ __all__ = [
     "DETECTION_STORE_KEY",
     "EPISODE_STORE_KEY",
     "MODALITIES",
+    "OBSERVATIONS",
     "STRATEGIES",
     "ActionParse",
     "AuditParse",

@@ -1,13 +1,20 @@
-"""The batched audit (SPEC §6): the memory store in batches, one model call a batch."""
+"""The batched audit (SPEC §6): the memory store in batches, one model call a batch.
+
+The calls of one audit are independent, so they are issued together and Inspect's
+connection limit (``--max-connections``) bounds how many are in flight; the results,
+the counts and the order of the batches in the transcript are those of asking them
+one after another.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import anyio
 from inspect_ai.log import transcript
 from inspect_ai.model import Model
-from inspect_ai.util import span
+from inspect_ai.util import LimitExceededError, span
 
 from spatialstale.env import Grid, MemoryEntry, Pos
 
@@ -116,25 +123,52 @@ async def batched_audit(
     step: int,
     structured: bool = False,
     tally: AuditTally | None = None,
+    observation: str = "full",
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
-    Pass a ``tally`` to keep the judgments of the answered batches when a sample
-    limit interrupts the audit.
+    The calls run concurrently; each batch's span closes, and its verdicts are
+    tallied, only after the batch before it, so the log reads in batch order and a
+    sample limit that ends the audit keeps the answered batches up to the first one
+    still missing. Pass a ``tally`` to keep them when a sample limit interrupts the
+    audit.
     """
     size = len(grid)
     tally = tally if tally is not None else AuditTally(step, entries)
     batches = [entries[i : i + batch_size] for i in range(0, len(entries), batch_size)]
-    for number, batch in enumerate(batches, start=1):
-        async with span(f"audit batch {number} of {len(batches)}", type="audit"):
+    done = [anyio.Event() for _ in batches]
+
+    async def ask(index: int, batch: Sequence[MemoryEntry]) -> None:
+        ids = [e.id for e in batch]
+        async with span(f"audit batch {index + 1} of {len(batches)}", type="audit"):
             output = await model.generate(
-                audit_messages(batch, grid, agent, modality, prompt, size),
-                config=answer_config(audit_schema([e.id for e in batch]), structured),
+                audit_messages(batch, grid, agent, modality, prompt, size, observation),
+                config=answer_config(audit_schema(ids), structured),
             )
-            parsed = parse_audit(output.completion, [e.id for e in batch])
+            parsed = parse_audit(output.completion, ids)
+            if index:
+                await done[index - 1].wait()
             tally.add(batch, parsed)
             transcript().info(_batch_table(batch, parsed), source="audit")
+        done[index].set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            for index, batch in enumerate(batches):
+                group.start_soon(ask, index, batch)
+    except BaseExceptionGroup as errors:
+        raise _first_error(errors) from None
     return tally.result()
+
+
+def _first_error(errors: BaseExceptionGroup) -> BaseException:
+    """The error a sequential audit would have raised: a sample limit first (the
+    solvers score the sample then), else the first error of the group."""
+    limits = errors.subgroup(LimitExceededError)
+    found: BaseException = limits if limits is not None else errors
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found
 
 
 async def selfverify_audit(
@@ -146,11 +180,12 @@ async def selfverify_audit(
     modality: str,
     prompt: str,
     structured: bool = False,
+    observation: str = "full",
 ) -> AuditResult:
     """SelfVerify's single call with the whole store; it flags what it calls inconsistent."""
     async with span("selfverify", type="audit"):
         output = await model.generate(
-            selfverify_messages(entries, grid, agent, modality, prompt, len(grid)),
+            selfverify_messages(entries, grid, agent, modality, prompt, len(grid), observation),
             config=answer_config(selfverify_schema([e.id for e in entries]), structured),
         )
         parsed = parse_selfverify(output.completion, [e.id for e in entries])

@@ -49,6 +49,7 @@ def detect(
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     audit_model_role: str = "auditor",
     structured: bool = False,
+    observation: str = "full",
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -58,6 +59,8 @@ def detect(
         audit_prompt: system prompt of every audit batch.
         audit_model_role: model role of the audits; the task's model when unbound.
         structured: send a response schema with every audit call (structured output).
+        observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
+            the holes (the same grid in less text; for large grids).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -81,6 +84,7 @@ def detect(
                         step=step,
                         structured=structured,
                         tally=tally,
+                        observation=observation,
                     )
                 windows.append(_window(tally.result(), grid, instance))
         except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:

@@ -132,6 +132,7 @@ async def choose_action(
     modality: str,
     prompt: str,
     structured: bool = False,
+    observation: str = "full",
 ) -> tuple[Action, ActionParse, str]:
     """One navigator call. An answer without one readable action falls back to a greedy step."""
     instance = env.instance
@@ -144,6 +145,7 @@ async def choose_action(
         modality,
         prompt,
         instance.size,
+        observation,
     )
     output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured))
     reading = read_action(output.completion)
@@ -176,6 +178,7 @@ async def run_episode(
     prompt: str,
     structured: bool = False,
     records: list[StepRecord] | None = None,
+    observation: str = "full",
 ) -> Episode:
     """Step the agent until it dies, reaches the goal or runs out of steps.
 
@@ -196,7 +199,13 @@ async def run_episode(
             stale_in_view = tuple(e.id for e in view or () if e.id in stale)
             position = env.agent
             action, reading, answer = await choose_action(
-                navigator, view, env, modality=modality, prompt=prompt, structured=structured
+                navigator,
+                view,
+                env,
+                modality=modality,
+                prompt=prompt,
+                structured=structured,
+                observation=observation,
             )
             _, r, terminated, truncated, info = env.step(int(action))
             reward = float(r)
@@ -273,6 +282,7 @@ def navigate(
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     audit_model_role: str = "auditor",
     structured: bool = False,
+    observation: str = "full",
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -285,6 +295,8 @@ def navigate(
         selfverify_prompt: system prompt of SelfVerify's single check.
         audit_model_role: model role of the audits; the navigator's model when unbound.
         structured: send a response schema with every audit, SelfVerify and navigation call.
+        observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
+            the holes (the same grid in less text; for large grids).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -297,6 +309,7 @@ def navigate(
             audit_prompt=audit_prompt,
             selfverify_prompt=selfverify_prompt,
             structured=structured,
+            observation=observation,
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
@@ -310,6 +323,7 @@ def navigate(
                 prompt=navigate_prompt,
                 structured=structured,
                 records=records,
+                observation=observation,
             )
         except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".

@@ -1,8 +1,21 @@
 """Prompts and response schemas of the audit, SelfVerify and navigation calls.
 
-Every prompt puts its stable part first (instructions, then the memory view) and its
-changing part last (the observation, position and budget), so that a server can
-reuse the prompt prefix from one call to the next.
+Prompts are ordered for prefix caching. API prompt caches (OpenAI's automatic
+caching, Anthropic's cache control, vLLM's automatic prefix caching, llama.cpp's slot
+cache) bill or compute only the part of a prompt that differs from an earlier one, so
+each call puts what it shares with the next call first and what changes last:
+
+- **Audit and SelfVerify**: instructions, then the observation, then the entries to
+  judge. The batches of one audit see the same grid and differ only in their slice of
+  memory, so with the observation before the batch consecutive batches share the
+  instructions and the whole observation (about three quarters of the prompt at n=8).
+- **Navigation**: instructions, then the memory view, then the observation, position
+  and budget. The view changes only when an audit rebuilds it, while the agent moves
+  every step, so this order keeps nearly the whole prompt shared between steps.
+
+The last stable text part carries Inspect's ``cache_breakpoint`` mark (honoured by
+Anthropic, ignored elsewhere) and every call's config sets ``cache_prompt``. The
+observation of an unchanged grid is rendered and encoded once, not once per call.
 
 The answers are read by ``_answers`` (``read_audit``, ``read_selfverify``,
 ``read_action``), which never execute anything a model writes.
@@ -12,6 +25,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
+from functools import lru_cache
 
 from inspect_ai.model import (
     ChatMessage,
@@ -25,7 +39,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.util import JSONSchema
 
-from spatialstale.env import Grid, MemoryEntry, Pos, render_png, text_observation
+from spatialstale.env import Grid, MemoryEntry, Pos, holes_observation, render_png, text_observation
 
 AUDIT_MARKER = "[SpatialSTALE:audit]"
 SELFVERIFY_MARKER = "[SpatialSTALE:selfverify]"
@@ -114,8 +128,10 @@ Each call's schema limits the ids to the entries it asks about."""
 
 
 def answer_config(schema: ResponseSchema, structured: bool) -> GenerateConfig:
-    """The per-call generation config: the response schema when structured output is on."""
-    return GenerateConfig(response_schema=schema) if structured else GenerateConfig()
+    """The per-call generation config: prompt caching on (Anthropic needs it asked for;
+    other providers cache automatically or ignore it), and the response schema when
+    structured output is on."""
+    return GenerateConfig(cache_prompt=True, response_schema=schema if structured else None)
 
 
 TEXT_OBSERVATION_HEADER = "Current grid:"
@@ -149,39 +165,94 @@ def position_line(position: Pos, goal: Pos, steps_left: int) -> str:
 
 MODALITIES = ("text", "vision", "both")
 
+OBSERVATIONS = ("full", "holes")
+"""How the text observation lists the grid: ``full`` (every cell, the paper's listing) or
+``holes`` (only S, G and the holes; every other cell is F). Same information; ``holes``
+is the cheaper listing for large grids."""
 
+OBSERVATION_CACHE = 64
+"""Grids whose rendered observation is kept: an audit's batches and the steps between
+two changes all show the same grid."""
+
+
+@lru_cache(maxsize=OBSERVATION_CACHE)
 def png_data_uri(grid: Grid, agent: Pos | None) -> str:
+    """The rendering as a base64 PNG data URI, encoded once per (grid, agent)."""
     return "data:image/png;base64," + base64.b64encode(render_png(grid, agent)).decode("ascii")
 
 
-def observation_content(grid: Grid, agent: Pos, modality: str) -> list[Content]:
+@lru_cache(maxsize=OBSERVATION_CACHE)
+def grid_listing(grid: Grid, agent: Pos, observation: str = "full") -> str:
+    """The text observation under its header, built once per (grid, agent, listing)."""
+    listing = holes_observation(grid, agent) if observation == "holes" else text_observation(grid, agent)
+    return f"{TEXT_OBSERVATION_HEADER}\n{listing}"
+
+
+def observation_content(grid: Grid, agent: Pos, modality: str, observation: str = "full") -> list[Content]:
     """The live grid as prompt content: the text listing, the PNG, or both."""
     parts: list[Content] = []
     if modality in ("text", "both"):
-        parts.append(ContentText(text=f"{TEXT_OBSERVATION_HEADER}\n{text_observation(grid, agent)}"))
+        parts.append(ContentText(text=grid_listing(grid, agent, observation)))
     if modality in ("vision", "both"):
         parts.append(ContentText(text=IMAGE_OBSERVATION_HEADER))
         parts.append(ContentImage(image=png_data_uri(grid, agent), detail="high"))
     return parts
 
 
+def _cache_breakpoint(parts: list[Content]) -> list[Content]:
+    """``parts`` with the last text part marked as the end of the cacheable prefix."""
+    for index in range(len(parts) - 1, -1, -1):
+        part = parts[index]
+        if isinstance(part, ContentText):
+            parts[index] = ContentText(text=part.text, cache_breakpoint=True)
+            break
+    return parts
+
+
 def audit_messages(
-    entries: Sequence[MemoryEntry], grid: Grid, agent: Pos, modality: str, prompt: str = "", size: int = 8
+    entries: Sequence[MemoryEntry],
+    grid: Grid,
+    agent: Pos,
+    modality: str,
+    prompt: str = "",
+    size: int = 8,
+    observation: str = "full",
 ) -> list[ChatMessage]:
-    """One audit call: instructions, the batch of entries, then the observation."""
+    """One audit call: instructions, the observation, then the batch of entries.
+
+    The observation comes before the batch because every batch of an audit shows the
+    same grid: consecutive batches then share all but their entries.
+    """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_AUDIT_PROMPT, size)),
-        ChatMessageUser(content=[ContentText(text=memory_block(entries)), *observation_content(grid, agent, modality)]),
+        ChatMessageUser(
+            content=[
+                *_cache_breakpoint(observation_content(grid, agent, modality, observation)),
+                ContentText(text=memory_block(entries)),
+            ]
+        ),
     ]
 
 
 def selfverify_messages(
-    entries: Sequence[MemoryEntry], grid: Grid, agent: Pos, modality: str, prompt: str = "", size: int = 8
+    entries: Sequence[MemoryEntry],
+    grid: Grid,
+    agent: Pos,
+    modality: str,
+    prompt: str = "",
+    size: int = 8,
+    observation: str = "full",
 ) -> list[ChatMessage]:
-    """The SelfVerify call: instructions, the whole store, then the observation."""
+    """The SelfVerify call: instructions, the observation, then the whole store (the
+    order of the audit, so the two kinds of call read alike)."""
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_SELFVERIFY_PROMPT, size)),
-        ChatMessageUser(content=[ContentText(text=memory_block(entries)), *observation_content(grid, agent, modality)]),
+        ChatMessageUser(
+            content=[
+                *_cache_breakpoint(observation_content(grid, agent, modality, observation)),
+                ContentText(text=memory_block(entries)),
+            ]
+        ),
     ]
 
 
@@ -194,17 +265,20 @@ def navigate_messages(
     modality: str,
     prompt: str = "",
     size: int = 8,
+    observation: str = "full",
 ) -> list[ChatMessage]:
     """One navigation step: instructions, memory view, observation, position and budget.
 
-    ``view=None`` (NoMemory) lists no memory at all.
+    The memory view comes first because it changes only when an audit rebuilds it,
+    while the observation and position change every step. ``view=None`` (NoMemory)
+    lists no memory at all.
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, size)),
         ChatMessageUser(
             content=[
-                ContentText(text=memory_block(view or ())),
-                *observation_content(grid, agent, modality),
+                ContentText(text=memory_block(view or ()), cache_breakpoint=True),
+                *observation_content(grid, agent, modality, observation),
                 ContentText(text=position_line(agent, goal, steps_left)),
             ]
         ),

@@ -28,6 +28,7 @@ class StrategyContext:
     audit_prompt: str
     selfverify_prompt: str
     structured: bool = False
+    observation: str = "full"
 
 
 class MemoryStrategy(Protocol):
@@ -89,6 +90,7 @@ class SelfVerify(_Strategy):
                     modality=c.modality,
                     prompt=c.selfverify_prompt,
                     structured=c.structured,
+                    observation=c.observation,
                 )
             )
         flagged = self.audits[-1].flagged
@@ -121,6 +123,7 @@ class OMCD(_Strategy):
             prompt=c.audit_prompt,
             step=step,
             structured=c.structured,
+            observation=c.observation,
         )
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
