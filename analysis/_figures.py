@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -53,6 +54,12 @@ def short(label: str) -> str:
     return re.sub(r"[\w.\-]+/", "", label)
 
 
+def wrap(label: str, width: int = 22) -> str:
+    """``label`` over several lines (broken at hyphens and spaces), so that long
+    model names stay within their own bar group or panel."""
+    return textwrap.fill(label, width, break_on_hyphens=True) or label
+
+
 def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
@@ -64,13 +71,19 @@ def _legend_right(ax: Axes, title: str | None = None) -> None:
 
 
 def _label_bars(
-    ax: Axes, xs: np.ndarray, values: list[float], above: list[float] | None = None, digits: int = 2
+    ax: Axes,
+    xs: np.ndarray,
+    values: list[float],
+    above: list[float] | None = None,
+    digits: int = 2,
+    missing: str = "missing",
 ) -> None:
     """Write each bar's value above it and its error bar (``above``), so that a zero
-    bar is told apart from a missing one."""
+    bar is told apart from a missing one (labelled ``missing``)."""
     extra = above or [0.0] * len(values)
+    pad = 0.02 * ax.get_ylim()[1]
     for x, v, e in zip(xs, values, extra, strict=True):
-        text, y = ("missing", 0.02) if math.isnan(v) else (f"{v:.{digits}f}", v + (0 if math.isnan(e) else e) + 0.02)
+        text, y = (missing, pad) if math.isnan(v) else (f"{v:.{digits}f}", v + (0 if math.isnan(e) else e) + pad)
         ax.text(
             x, y, text, rotation=90, ha="center", va="bottom", fontsize=7, color="grey" if math.isnan(v) else "black"
         )
@@ -89,6 +102,7 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(1, 3, figsize=(4 + 1.1 * len(models) * 3, 3.8), sharey=True, squeeze=False)
     width = 0.8 / len(modalities)
     for ax, regime in zip(axes[0], REGIMES, strict=True):
+        ax.set_ylim(0, 1.3)
         x = np.arange(len(models))
         for k, modality in enumerate(modalities):
             means, stds = [], []
@@ -107,7 +121,7 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
             )
             _label_bars(ax, x + (k - (len(modalities) - 1) / 2) * width, means, stds)
         ax.set_title(regime)
-        ax.set_xticks(x, [short(m) for m in models], rotation=20, ha="right")
+        ax.set_xticks(x, [wrap(short(m), 18) for m in models], fontsize=8)
         ax.set_ylim(0, 1.3)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("detection F1 (mean ± std over seeds)")
@@ -128,12 +142,13 @@ def fig4_flags(flags: pd.DataFrame, path: Path) -> Path | None:
     width = 0.8 / len(models)
     colours = plt.get_cmap("tab10")
     for ax, modality in zip(axes[0], modalities, strict=True):
+        ax.set_ylim(0, 1.25)
         x = np.arange(len(FLAG_CELLS))
         for k, model in enumerate(models):
             cell = flags[(flags.model == model) & (flags.modality == modality)]
             values = [cell[c].iloc[0] if len(cell) else math.nan for c in FLAG_CELLS]
             xs = x + (k - (len(models) - 1) / 2) * width
-            ax.bar(xs, values, width, label=short(model), color=colours(k))
+            ax.bar(xs, values, width, label=wrap(short(model), 30), color=colours(k))
             _label_bars(ax, xs, values)
         ax.set_xticks(x, [FLAG_NAMES[c] for c in FLAG_CELLS], fontsize=8)
         ax.set_xlabel("memory claim, current cell")
@@ -153,9 +168,12 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
         return None
     models = _models(part)
     strategies = [s for s in ("nofilter", "omcd", "oracle") if s in set(part.strategy)]
-    fig, axes = plt.subplots(1, len(models), figsize=(0.6 + 3.6 * len(models), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(0.6 + 3.6 * len(models), 3.8), sharey=True, squeeze=False, layout="constrained"
+    )
     width = 0.8 / len(strategies)
     for ax, model in zip(axes[0], models, strict=True):
+        ax.set_ylim(0, 1.3)
         x = np.arange(len(REGIMES))
         for k, strategy in enumerate(strategies):
             values, low, high = [], [], []
@@ -176,9 +194,9 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
                 label=STRATEGY_NAMES[strategy],
                 color=STRATEGY_COLOURS[strategy],
             )
+            _label_bars(ax, x + (k - (len(strategies) - 1) / 2) * width, values, high)
         ax.set_xticks(x, REGIMES)
-        ax.set_title(short(model), fontsize=10)
-        ax.set_ylim(0, 1.1)
+        ax.set_title(wrap(short(model), 34), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("success rate (95% bootstrap CI over seeds)")
     _legend_right(axes[0][-1])
@@ -191,11 +209,17 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
     if rates.empty:
         return None
     models = _models(rates)
-    fig, axes = plt.subplots(1, len(models), figsize=(0.6 + 4 * len(models), 3.8), sharey=True, squeeze=False)
+    # room above the tallest bar for its label
+    top = 1.25 * max(1.0, float(np.nanmax(rates[["steps_success", "steps_death"]].to_numpy(dtype=float), initial=0)))
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(0.6 + 4 * len(models), 3.8), sharey=True, squeeze=False, layout="constrained"
+    )
     for ax, model in zip(axes[0], models, strict=True):
         part = rates[rates.model == model]
         strategies = [s for s in STRATEGY_ORDER if s in set(part.strategy)]
         x = np.arange(len(strategies))
+        ax.set_ylim(0, top)
+        ax.set_xlim(-0.6, len(strategies) - 0.4)
         for k, outcome in enumerate(("success", "death")):
             values = []
             for strategy in strategies:
@@ -205,15 +229,13 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
                 values.append(total / n if n else math.nan)
             colour = "#2ca02c" if outcome == "success" else "#d62728"
             ax.bar(x + (k - 0.5) * 0.38, values, 0.38, label=outcome, color=colour)
-            for xi, v in zip(x + (k - 0.5) * 0.38, values, strict=True):
-                if math.isnan(v):
-                    ax.text(xi, 0.3, "none", rotation=90, ha="center", va="bottom", fontsize=7, color="grey")
+            _label_bars(ax, x + (k - 0.5) * 0.38, values, digits=1, missing="none")
         ax.set_xticks(x, [STRATEGY_NAMES[s] for s in strategies], rotation=20, ha="right")
-        ax.set_title(short(model), fontsize=10)
+        ax.set_title(wrap(short(model), 34), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("mean steps of the episode")
     _legend_right(axes[0][-1])
-    fig.suptitle("Fig. 6: trajectory length by outcome (all regimes)")
+    fig.suptitle("Fig. 6: trajectory length by outcome (all regimes; none: no episode ended so)")
     return _save(fig, path)
 
 
@@ -244,7 +266,8 @@ def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
                 linewidths=1.5,
             )
     handles = [
-        Line2D([], [], ls="", marker="o", color=colours(k), label=short(m)) for k, m in enumerate(_models(summary))
+        Line2D([], [], ls="", marker="o", color=colours(k), label=wrap(short(m), 30))
+        for k, m in enumerate(_models(summary))
     ]
     handles += [Line2D([], [], ls="", marker=m, color="black", mfc="none", label=r) for r, m in markers.items()]
     handles += [
@@ -256,18 +279,22 @@ def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
     ax.set_ylim(-0.03, 1.05)
     ax.set_xlabel("mean recall")
     ax.set_ylabel("mean precision")
-    ax.set_title("Fig. 7: precision-recall per run (above the diagonal: over-flagging)", fontsize=10)
+    ax.set_title(
+        "Fig. 7: precision-recall per run\n(above the diagonal: under-flagging; below: over-flagging)", fontsize=10
+    )
     return _save(fig, path)
 
 
 def fig8_thaw_freeze(tf: pd.DataFrame, path: Path) -> Path | None:
-    """Pooled per-entry recall of thaws vs freezes per (model, modality), a panel per regime."""
+    """Pooled per-entry recall of thaws vs freezes per (model, modality), a panel per
+    regime; horizontal bars, so that long model names read on the shared axis."""
     if tf.empty:
         return None
     runs = sorted({(m, mod) for m, mod in zip(tf.model, tf.modality, strict=True)})
-    fig, axes = plt.subplots(1, 3, figsize=(3 + 1.0 * len(runs) * 3, 3.8), sharey=True, squeeze=False)
+    height = 0.38
+    fig, axes = plt.subplots(1, 3, figsize=(13, 1.2 + 0.75 * len(runs)), sharey=True, squeeze=False)
+    y = np.arange(len(runs))[::-1]
     for ax, regime in zip(axes[0], REGIMES, strict=True):
-        x = np.arange(len(runs))
         for k, kind in enumerate(("thaw", "freeze")):
             values, counts = [], []
             for model, modality in runs:
@@ -275,17 +302,19 @@ def fig8_thaw_freeze(tf: pd.DataFrame, path: Path) -> Path | None:
                 values.append(cell[kind].iloc[0] if len(cell) else math.nan)
                 counts.append(int(cell[f"{kind}_n"].iloc[0]) if len(cell) else 0)
             colour = "#d62728" if kind == "thaw" else "#1f77b4"
-            xs = x + (k - 0.5) * 0.38
-            ax.bar(xs, values, 0.38, label=f"{kind} ({'F→H' if kind == 'thaw' else 'H→F'})", color=colour)
-            for xi, v, n in zip(xs, values, counts, strict=True):
-                ax.text(xi, (0 if math.isnan(v) else v) + 0.02, f"N={n}", ha="center", fontsize=6, rotation=90)
-        ax.set_xticks(x, [f"{short(m)}\n{mod}" for m, mod in runs], fontsize=8, rotation=20, ha="right")
+            ys = y + (0.5 - k) * height
+            ax.barh(ys, values, height, label=f"{kind} ({'F→H' if kind == 'thaw' else 'H→F'})", color=colour)
+            for yi, v, n in zip(ys, values, counts, strict=True):
+                text = "missing" if math.isnan(v) and not n else f"{'-' if math.isnan(v) else f'{v:.2f}'}  N={n}"
+                ax.text((0 if math.isnan(v) else v) + 0.02, yi, text, va="center", fontsize=8)
+        ax.set_yticks(y, [f"{wrap(short(m), 30)}\n({mod})" for m, mod in runs], fontsize=8)
         ax.set_title(regime)
-        ax.set_ylim(0, 1.25)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("recall on truly stale entries")
+        ax.set_xlim(0, 1.35)
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.set_xlabel("recall on truly stale entries")
+        ax.grid(axis="x", alpha=0.3)
     _legend_right(axes[0][-1])
-    fig.suptitle("Fig. 8: recall by change direction")
+    fig.suptitle("Fig. 8: recall by change direction (N: truly stale entries of that direction)")
     return _save(fig, path)
 
 
