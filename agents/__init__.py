@@ -1,7 +1,7 @@
 """Reference agents for SpatialSTALE, served as the Inspect model provider ``spatialstale``.
 
 Importing this package registers the provider, so ``--model spatialstale/observer``
-(or ``credulous``, ``random``) works in ``inspect eval``.
+(or ``credulous``, ``random``, ``colourblind``) works in ``inspect eval``.
 """
 
 from ._provider import ReferenceAgentAPI

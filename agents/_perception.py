@@ -22,6 +22,7 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, Conte
 from PIL import Image, UnidentifiedImageError
 
 from spatialstale.env import CELL_PX, COLOURS, Grid, Pos, probe_pixel
+from spatialstale.solvers._probe import PERCEPTION_MARKER
 from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
 
 MAX_SIZE = 256
@@ -39,6 +40,8 @@ _POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
 _AGENT_AT = re.compile(r"\bAgent at\s*\((\d+)\s*,\s*(\d+)\)")
 _GOAL = re.compile(r"\bGoal(?: at|:)\s*\((\d+)\s*,\s*(\d+)\)")
 _SIZE = re.compile(r"\bgrid of (\d+)\s*x\s*(\d+) cells")
+_ASKED_CELL = re.compile(r"^\s*\((\d+)\s*,\s*(\d+)\)\s*$", re.MULTILINE)
+"""A perception prompt's question: a line holding only ``(r,c)``."""
 
 
 class CallKind(StrEnum):
@@ -47,9 +50,15 @@ class CallKind(StrEnum):
     AUDIT = "audit"
     SELFVERIFY = "selfverify"
     NAVIGATE = "navigate"
+    PERCEPTION = "perception"
 
 
-_MARKERS = {AUDIT_MARKER: CallKind.AUDIT, SELFVERIFY_MARKER: CallKind.SELFVERIFY, NAVIGATE_MARKER: CallKind.NAVIGATE}
+_MARKERS = {
+    AUDIT_MARKER: CallKind.AUDIT,
+    SELFVERIFY_MARKER: CallKind.SELFVERIFY,
+    NAVIGATE_MARKER: CallKind.NAVIGATE,
+    PERCEPTION_MARKER: CallKind.PERCEPTION,
+}
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,8 @@ class Perception:
     """Where the grid was read from: ``text``, ``image`` or ``none``."""
     problem: str | None = None
     """Why the observation could not be read, when it could not."""
+    cells: tuple[Pos, ...] = ()
+    """The cells a perception prompt asks about, in order."""
 
     @property
     def size(self) -> int:
@@ -245,4 +256,7 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     goal = _last_pos(_GOAL, text)
     if goal is None and grid is not None:
         goal = (len(grid) - 1, len(grid) - 1)
-    return Perception(kind=kind, memory=memory, grid=grid, agent=agent, goal=goal, source=source, problem=problem)
+    cells = tuple(dict.fromkeys((int(m.group(1)), int(m.group(2))) for m in _ASKED_CELL.finditer(text)))
+    return Perception(
+        kind=kind, memory=memory, grid=grid, agent=agent, goal=goal, source=source, problem=problem, cells=cells
+    )

@@ -5,6 +5,11 @@
 - ``credulous`` believes memory where memory and observation disagree: it flags
   nothing and walks a shortest path on the remembered map.
 - ``random`` is the chance baseline: uniform actions, each entry flagged with p=1/2.
+- ``colourblind`` is the observer with one defect: it cannot tell a hole from ice in
+  the image (it sees every hole as ice there) but reads the text listing exactly.
+
+All of them answer the perception probe with the cell types of the grid they believe
+(the random agent with coin flips between hole and ice).
 
 Answers are the JSON the suite's prompts ask for; a prompt an agent cannot read gets
 a short plain-text answer saying so, which the tasks count as unparseable.
@@ -15,7 +20,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spatialstale.env import Action, Grid, Pos, greedy_action, move, shortest_path
 
@@ -85,6 +90,17 @@ def selfverify_answer(ids: Sequence[str]) -> str:
     return json.dumps({"inconsistent": list(ids)})
 
 
+def perception_answer(cells: Sequence[Pos], grid: Grid) -> str:
+    """The JSON array the perception prompt asks for: each asked cell's type in ``grid``."""
+    size = len(grid)
+    return json.dumps(
+        [
+            {"cell": f"({r},{c})", "type": grid[r][c] if 0 <= r < size and 0 <= c < size else UNKNOWN_CELL}
+            for r, c in cells
+        ]
+    )
+
+
 def action_answer(action: Action) -> str:
     """The JSON object the navigation prompt asks for."""
     return json.dumps({"action": action.name})
@@ -137,6 +153,8 @@ class BeliefAgent:
         grid = believed_grid(seen, trust_memory=self.trust_memory)
         if grid is None:
             return not_understood(seen.problem or "the prompt shows no grid")
+        if seen.kind is CallKind.PERCEPTION:
+            return perception_answer(seen.cells, grid)
         if seen.kind is CallKind.AUDIT:
             return audit_answer(judge(seen.memory, grid))
         if seen.kind is CallKind.SELFVERIFY:
@@ -157,17 +175,37 @@ class RandomAgent:
             return not_understood("it is not a SpatialSTALE audit, self-check or navigation prompt")
         if seen.kind is CallKind.NAVIGATE:
             return action_answer(rng.choice(ACTION_ORDER))
+        if seen.kind is CallKind.PERCEPTION:
+            return json.dumps([{"cell": f"({r},{c})", "type": rng.choice("HF")} for r, c in seen.cells])
         flags = [(entry, rng.random() < 0.5) for entry in seen.memory]
         if seen.kind is CallKind.AUDIT:
             return audit_answer([(e, stale, "a coin flip") for e, stale in flags])
         return selfverify_answer([e.id for e, stale in flags if stale])
 
 
-Policy = BeliefAgent | RandomAgent
+@dataclass(frozen=True)
+class ColourBlindAgent:
+    """The observer, except that in an image a hole looks like ice to it.
+
+    Holes are near-black and ice light blue, so no real eye confuses them; the agent
+    is a deliberately broken reader that the perception probe must catch: hole recall
+    0 from the image, 1 from the text listing (which wins when both are shown).
+    """
+
+    def answer(self, seen: Perception, rng: random.Random) -> str:
+        if seen.source == "image" and seen.grid is not None:
+            seen = replace(seen, grid=tuple(row.replace("H", "F") for row in seen.grid))
+        return OBSERVER.answer(seen, rng)
+
+
+OBSERVER = BeliefAgent(trust_memory=False)
+
+Policy = BeliefAgent | RandomAgent | ColourBlindAgent
 
 AGENTS: dict[str, Policy] = {
-    "observer": BeliefAgent(trust_memory=False),
+    "observer": OBSERVER,
     "credulous": BeliefAgent(trust_memory=True),
     "random": RandomAgent(),
+    "colourblind": ColourBlindAgent(),
 }
 """The reference agents by model name: ``spatialstale/<name>``."""

@@ -4,7 +4,7 @@ The provider answers the suite's real prompts offline, with no API key and no GP
 
     inspect eval spatialstale/detection --model spatialstale/observer -T n_seeds=3
 
-Model names: ``observer``, ``credulous``, ``random`` (see ``_policies``). Every
+Model names: ``observer``, ``credulous``, ``random``, ``colourblind`` (see ``_policies``). Every
 output carries an estimated token usage, so Inspect never needs a tokenizer.
 """
 
@@ -94,7 +94,7 @@ def _usage(messages: list[ChatMessage], answer: str) -> ModelUsage:
 
 
 class ReferenceAgentAPI(ModelAPI):
-    """The reference agents ``observer``, ``credulous`` and ``random``.
+    """The reference agents ``observer``, ``credulous``, ``random`` and ``colourblind``.
 
     They read only the prompt: memory lines, the grid listing or the PNG's pixels,
     and the position line. With ``GenerateConfig.seed`` set, ``random`` answers the

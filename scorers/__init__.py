@@ -1,4 +1,4 @@
-"""Scorers and metrics: stale-entry F1 and episode outcomes."""
+"""Scorers and metrics: stale-entry F1, episode outcomes and perception accuracy."""
 
 from ._metrics import (
     death_rate,
@@ -15,11 +15,13 @@ from ._metrics import (
     timeout_rate,
     timeout_steps,
 )
+from ._probe import cell_class, perception_accuracy, perception_breakdown, perception_scores
 from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
 from ._scorers import claims_from_g0, episode_outcome, stale_f1
 
 __all__ = [
     "Confusion",
+    "cell_class",
     "claims_from_g0",
     "confusion",
     "death_rate",
@@ -32,6 +34,9 @@ __all__ = [
     "micro_f1",
     "micro_precision",
     "micro_recall",
+    "perception_accuracy",
+    "perception_breakdown",
+    "perception_scores",
     "pooled",
     "pooled_ratio",
     "prf1",

@@ -32,7 +32,7 @@ def test_unknown_agent_name_lists_the_valid_ones(capsys: pytest.CaptureFixture[s
         get_model("spatialstale/oracle", memoize=False)
     # printed once here: Inspect's CLI shows this error as nothing else (tests/evals/test_cli.py)
     assert capsys.readouterr().err.splitlines() == [
-        "spatialstale model must be one of observer, credulous, random; got 'oracle'"
+        "spatialstale model must be one of observer, credulous, random, colourblind; got 'oracle'"
     ]
 
 

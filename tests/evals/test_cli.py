@@ -106,11 +106,11 @@ REJECTED = {
     "empty prompt": (["-T", "audit_prompt="], "audit_prompt must not be empty; got ''"),
     "unknown agent": (
         ["--model", "spatialstale/oracle"],
-        "spatialstale model must be one of observer, credulous, random; got 'oracle'",
+        "spatialstale model must be one of observer, credulous, random, colourblind; got 'oracle'",
     ),
     "unknown auditor": (
         ["--model-role", "auditor=spatialstale/oracle"],
-        "spatialstale model must be one of observer, credulous, random; got 'oracle'",
+        "spatialstale model must be one of observer, credulous, random, colourblind; got 'oracle'",
     ),
     "model argument": (
         ["-M", "temperature_scale=2"],

@@ -1,0 +1,96 @@
+"""The perception probe: can the model read the current grid at all?"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, make_instance
+from spatialstale.evals._dataset import instance_metadata
+from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, reported, seed_list
+from spatialstale.scorers import perception_accuracy
+from spatialstale.solvers import MODALITIES
+from spatialstale.solvers._probe import DEFAULT_PERCEPTION_PROMPT, perception_probe
+
+
+def perception_samples(regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int) -> list[Sample]:
+    """One sample per (regime, seed), with the detection task's ids and metadata, so a
+    seed's perception and detection rows pair up."""
+    suffix = "" if size == DEFAULT_SIZE else f"-n{size}"
+    samples = []
+    for regime in regimes:
+        for seed in seeds:
+            instance = make_instance(seed, regime, size)
+            samples.append(
+                Sample(
+                    id=f"{regime}{suffix}-s{seed}",
+                    input=f"Read the grid of SpatialSTALE instance {regime} seed {seed} ({modality}).",
+                    metadata={**instance_metadata(instance), "modality": modality, "batch_size": batch_size},
+                )
+            )
+    return samples
+
+
+@task
+def perception(
+    regime: str | list[str] = "L2",
+    modality: str = "text",
+    batch_size: int = 10,
+    seeds: str | list[int] | None = None,
+    n_seeds: int = N_DEFAULT_SEEDS,
+    master_seed: int = MASTER_SEED,
+    size: int = DEFAULT_SIZE,
+    perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
+    structured: bool = False,
+) -> Task:
+    """Perception probe: one sample per seed, scored by hole vs ice reading accuracy.
+
+    The detection task's observations (the same seeded grids, shown the same way, the
+    agent at S) with no memory: each call asks for the type of a batch of
+    ``batch_size`` cells (⌈n²/B⌉ calls per observation). L1/L2: the grid after the
+    pre-game changes; L3: the grid after each scheduled event, pooled per seed.
+    Scored per seed by hole recall, ice recall, balanced accuracy and accuracy
+    (unanswered and conflicting cells count as misread); metrics are grouped by
+    regime. The calls use the ``auditor`` model role when given, else the model, so
+    the probe reads the model that the detection task audits with.
+
+    Args:
+        regime: L1, L2 or L3, or several (``L1,L2,L3``); metrics are grouped by regime.
+        modality: ``text`` (coordinate listing), ``vision`` (PNG) or ``both``.
+        batch_size: cells per call (the detection task's batch size: 10).
+        seeds: explicit instance seeds (``-T seeds=4810,1734``); overrides n_seeds.
+        n_seeds: how many seeds to derive from ``master_seed`` (default 50).
+        master_seed: the master seed of the derivation (2024).
+        size: grid side n (8; 16 and 32 work).
+        perception_prompt: system prompt of each call (``{size}`` is filled in; other
+            braces are literal; pass a long prompt with ``--task-config FILE``).
+        structured: send a JSON response schema with every call (structured output);
+            off by default. The answers are read the same way either way.
+
+    Example:
+        inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5
+    """
+    with reported():
+        regime_list = regimes(regime)
+        modality = choice(modality, MODALITIES, "modality")
+        batch_size = integer(batch_size, "batch_size", 1)
+        size = integer(size, "size", 4)
+        seed_values = seed_list(seeds, n_seeds, master_seed)
+        perception_prompt = prompt_text(perception_prompt, "perception_prompt")
+        structured = boolean(structured, "structured")
+    return Task(
+        dataset=MemoryDataset(
+            perception_samples(regime_list, seed_values, size, modality, batch_size), name="spatialstale-perception"
+        ),
+        solver=perception_probe(
+            modality=modality, batch_size=batch_size, perception_prompt=perception_prompt, structured=structured
+        ),
+        scorer=perception_accuracy(),
+        metadata={
+            "regimes": regime_list,
+            "modality": modality,
+            "batch_size": batch_size,
+            "size": size,
+            "structured": structured,
+        },
+    )
