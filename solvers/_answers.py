@@ -880,19 +880,19 @@ class _CellRecord:
 
 def _object_cell(low: dict[str, Any], skip: str | None = None) -> tuple[str | None, bool]:
     """(type, conflicting) from an object's type keys (``skip`` is its coordinate key)."""
-    readings = set()
+    readings = []
     for key in TYPE_KEYS:
         if key != skip and key in low and (cell := cell_value(low[key])) is not None and not isinstance(low[key], bool):
-            readings.add(cell)
+            readings.append(cell)
     for key in HOLE_KEYS:
         if key != skip and key in low and isinstance(low[key], bool | str):
             hole = low[key] if isinstance(low[key], bool) else stale_value(low[key])
             if hole is not None:
-                readings.add("H" if hole else "F")
-    classes = {cell == "H" for cell in readings}
-    if len(classes) > 1:
+                readings.append("H" if hole else "F")
+    if len({cell == "H" for cell in readings}) > 1:
         return None, True
-    return (min(readings) if readings else None), False
+    # a named type is more exact than a hole flag: S, F and G are all "not a hole"
+    return (readings[0] if readings else None), False
 
 
 def _cell_records(found: Scan) -> list[_CellRecord]:
