@@ -30,6 +30,7 @@ from inspect_ai.util import JSONSchema, LimitExceededError, span
 from spatialstale.env import Grid, Pos
 
 from ._answers import PerceptionParse, cell_label, read_perception
+from ._audit import _first_error as first_error
 from ._detection import detection_windows
 from ._navigation import auditor_model, instance_of, limit_reason
 from ._prompts import answer_config, fill_prompt, observation_content
@@ -153,19 +154,36 @@ async def probe_grid(
     structured: bool,
     tally: ProbeTally,
 ) -> None:
-    """Ask for every cell of ``grid`` in batches of ``batch_size``, one call each."""
+    """Ask for every cell of ``grid`` in batches of ``batch_size``, one call each.
+
+    As in the audit, the calls run concurrently and each batch is tallied only after
+    the one before it, so the log reads in batch order and a sample limit keeps the
+    answered batches up to the first one still missing.
+    """
     size = len(grid)
     cells = all_cells(size)
     batches = [cells[i : i + batch_size] for i in range(0, len(cells), batch_size)]
-    for number, batch in enumerate(batches, start=1):
-        async with span(f"perception batch {number} of {len(batches)}", type="perception"):
+    done = [anyio.Event() for _ in batches]
+
+    async def ask(index: int, batch: Sequence[Pos]) -> None:
+        async with span(f"perception batch {index + 1} of {len(batches)}", type="perception"):
             output = await model.generate(
                 perception_messages(batch, grid, agent, modality, prompt, size),
                 config=answer_config(perception_schema(batch), structured),
             )
             parsed = read_perception(output.completion, batch)
+            if index:
+                await done[index - 1].wait()
             tally.add(batch, parsed)
             transcript().info(_batch_table(batch, grid, parsed), source="perception")
+        done[index].set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            for index, batch in enumerate(batches):
+                group.start_soon(ask, index, batch)
+    except BaseExceptionGroup as errors:
+        raise first_error(errors) from None
 
 
 def _finish(state: TaskState, windows: list[dict[str, object]], limit: str | None = None) -> None:
