@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("log_dir", help="directory of Inspect logs (e.g. logs/study)")
     report.add_argument("--out", help="output directory (default: LOG_DIR/report)")
+    report.add_argument(
+        "--bundle", action="store_true", help="also write Inspect's log viewer with every log into OUT/viewer"
+    )
     return parser
 
 
@@ -250,8 +253,10 @@ def _demo(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from ._report import write_report
 
+    if not args.out and "://" in args.log_dir:
+        raise ValueError(f"give --out DIR (a local folder) for the report of {args.log_dir}")
     out = Path(args.out) if args.out else Path(args.log_dir) / "report"
-    paths = write_report(read_logs(args.log_dir), out, source=args.log_dir)
+    paths = write_report(read_logs(args.log_dir), out, source=args.log_dir, bundle=args.bundle)
     for path in paths:
         print(path)
     return 0

@@ -157,14 +157,19 @@ def read_logs(log_dir: str | Path) -> Results:
             raise LogError(f"no log directory at {location}")
         raise LogError(f"no Inspect logs (.eval or .json) in {location}")
     problems: list[str] = []
-    readable = []
+    by_eval: dict[str, str] = {}
     for info in infos:
         try:
-            read_eval_log(info.name, header_only=True)
+            eval_id = read_eval_log(info.name, header_only=True).eval.eval_id
         except Exception as error:  # any reader failure means the file is not a usable log
             problems.append(f"unreadable log {info.name}: {type(error).__name__}: {str(error)[:200]}")
-        else:
-            readable.append(info.name)
+            continue
+        # A copy of a log (as in a viewer bundle written inside the log directory)
+        # repeats its eval id; the shallowest path is the original.
+        known = by_eval.get(eval_id)
+        if known is None or info.name.count("/") < known.count("/"):
+            by_eval[eval_id] = info.name
+    readable = sorted(by_eval.values())
     if not readable:
         raise LogError(f"none of the {len(infos)} log file(s) in {location} could be read")
     logs, errors = evals_df(readable, columns=_LOG_COLUMNS, strict=False, quiet=True)
@@ -173,7 +178,6 @@ def read_logs(log_dir: str | Path) -> Results:
     logs = logs[logs["kind"].notna()].copy()
     if logs.empty:
         raise LogError(f"no SpatialSTALE detection or navigation log in {location}")
-    logs = _without_copies(logs)
     logs["superseded"] = _superseded(logs)
     logs["model_label"] = [model_label(str(m), r) for m, r in zip(logs["model"], logs["model_roles"], strict=True)]
     current = logs[~logs["superseded"]]
@@ -186,13 +190,6 @@ def read_logs(log_dir: str | Path) -> Results:
     return Results(
         _detection_table(detection), _navigation_table(navigation), logs.reset_index(drop=True), problems, location
     )
-
-
-def _without_copies(logs: pd.DataFrame) -> pd.DataFrame:
-    """One row per eval: a copy of a log (as in a viewer bundle written inside the
-    log directory) repeats its eval id; the shallowest path is the original."""
-    depth = logs["log"].map(lambda path: str(path).count("/"))
-    return logs.assign(_depth=depth).sort_values("_depth").drop_duplicates("eval_id").drop(columns="_depth")
 
 
 def _superseded(logs: pd.DataFrame) -> pd.Series:
