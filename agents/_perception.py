@@ -21,7 +21,7 @@ import numpy as np
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
 from PIL import Image, UnidentifiedImageError
 
-from spatialstale.env import CELL_PX, COLOURS, Grid, Pos, probe_pixel
+from spatialstale.env import CELL_PX, COLOURS, HOLES_NOTE, Grid, Pos, probe_pixel
 from spatialstale.solvers._probe import PERCEPTION_MARKER
 from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
 
@@ -238,6 +238,9 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     size_hint = int(size_match.group(1)) if size_match else None
 
     grid = read_text_grid(text)
+    if grid is not None and HOLES_NOTE in text:
+        # the holes-only listing (-T observation=holes) names every cell it leaves out as F
+        grid = tuple(row.replace(UNKNOWN_CELL, "F") for row in grid)
     source = "text" if grid is not None else "none"
     seen_agent: Pos | None = None
     problem: str | None = None
