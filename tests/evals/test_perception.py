@@ -199,6 +199,33 @@ def test_unparseable_unanswered_conflicting_and_unknown_cells_are_counted(tmp_pa
     assert m["conflicting_rate"] == pytest.approx(1 / 64)
 
 
+WORDS = {"S": "start", "F": "frozen ice", "H": "hole", "G": "goal"}
+FORMS: list[Callable[[list[tuple[int, int]], dict[tuple[int, int], str]], str]] = [
+    lambda cells, grid: json.dumps([{"row": r, "col": c, "cell": grid[r, c]} for r, c in cells]),
+    lambda cells, grid: "\n".join(json.dumps({"cell": f"({r},{c})", "type": WORDS[grid[r, c]]}) for r, c in cells),
+    lambda cells, grid: "{" + ", ".join(f"({r}, {c}): '{WORDS[grid[r, c]]}'" for r, c in cells) + "}",
+    lambda cells, grid: "Sure.\n" + "\n".join(f"- ({r},{c}): **{WORDS[grid[r, c]]}**" for r, c in cells),
+    lambda cells, grid: (
+        "<think>every cell looks like ice</think>```json\n"
+        + json.dumps({"cells": [{"cell": f"r{r}c{c}", "type": grid[r, c].lower()} for r, c in cells]})
+        + "\n```"
+    ),
+    lambda cells, grid: json.dumps([[r, c, WORDS[grid[r, c]].upper()] for r, c in cells]),
+    lambda cells, grid: json.dumps(
+        {f"({r}, {c})": {"type": grid[r, c], "is_hole": grid[r, c] == "H"} for r, c in cells}
+    ),
+]
+
+
+def test_correct_answers_in_the_forms_real_models_write_score_one(tmp_path: Path) -> None:
+    calls = iter(range(10_000))
+    reader = Reader(lambda cells, grid: FORMS[next(calls) % len(FORMS)](cells, grid))
+    log = run(perception(regime="L1,L3", seeds=[SEED]), reader.model(), tmp_path, max_connections=1)
+    for sample in log.samples or []:
+        v = value(sample)
+        assert (v["accuracy"], v["type_accuracy"], v["unparseable"], v["unanswered"]) == (1.0, 1.0, 0, 0)
+
+
 def test_a_hole_read_as_ice_and_ice_read_as_hole_fill_the_confusion_matrix(tmp_path: Path) -> None:
     # every cell read inverted: the confusion matrix is all off-diagonal
     reader = Reader(
@@ -235,6 +262,19 @@ def test_a_sample_limit_scores_the_cells_read_so_far(tmp_path: Path) -> None:
     v = value(sample)
     assert v["limit"] == 1 and v["unanswered"] == 64 and v["accuracy"] == 0.0
     assert metrics(log)["limit_rate"] == 1.0
+
+
+def test_a_token_limit_midway_keeps_the_batches_answered_before_it(tmp_path: Path) -> None:
+    reader = Reader(lambda cells, grid: json.dumps([{"cell": f"({r},{c})", "type": grid[r, c]} for r, c in cells]))
+    log = run(perception(regime="L2", seeds=[SEED]), reader.model(), tmp_path, token_limit=600)
+    [sample] = log.samples or []
+    v = value(sample)
+    assert v["limit"] == 1 and 0 < v["calls"] < 7
+    # every cell of an answered batch was read right; every other cell is unanswered
+    assert v["unanswered"] == 64 - 10 * v["calls"]
+    assert v["accuracy"] == pytest.approx(10 * v["calls"] / 64)
+    assert sample.scores is not None
+    assert "Token limit" in sample.scores["perception_accuracy"].metadata["limit"]  # type: ignore[index]
 
 
 def test_a_custom_prompt_reaches_the_model_with_size_filled_in(tmp_path: Path) -> None:
