@@ -104,6 +104,7 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
     for ax, regime in zip(axes[0], REGIMES, strict=True):
         ax.set_ylim(0, 1.3)
         x = np.arange(len(models))
+        ax.set_xlim(-0.6, len(models) - 0.4)  # room for the outer bars' labels
         for k, modality in enumerate(modalities):
             means, stds = [], []
             for model in models:
@@ -144,6 +145,7 @@ def fig4_flags(flags: pd.DataFrame, path: Path) -> Path | None:
     for ax, modality in zip(axes[0], modalities, strict=True):
         ax.set_ylim(0, 1.25)
         x = np.arange(len(FLAG_CELLS))
+        ax.set_xlim(-0.6, len(FLAG_CELLS) - 0.4)  # room for the outer bars' labels
         for k, model in enumerate(models):
             cell = flags[(flags.model == model) & (flags.modality == modality)]
             values = [cell[c].iloc[0] if len(cell) else math.nan for c in FLAG_CELLS]
@@ -175,6 +177,7 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
     for ax, model in zip(axes[0], models, strict=True):
         ax.set_ylim(0, 1.3)
         x = np.arange(len(REGIMES))
+        ax.set_xlim(-0.6, len(REGIMES) - 0.4)  # room for the outer bars' labels
         for k, strategy in enumerate(strategies):
             values, low, high = [], [], []
             for regime in REGIMES:
