@@ -86,6 +86,7 @@ def perception(
             modality=modality, batch_size=batch_size, perception_prompt=perception_prompt, structured=structured
         ),
         scorer=perception_accuracy(),
+        version=1,
         metadata={
             "regimes": regime_list,
             "modality": modality,
