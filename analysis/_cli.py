@@ -14,7 +14,7 @@ from spatialstale.env import MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals.navigation import EPISODES
 from spatialstale.solvers import STRATEGIES
 
-from ._estimate import format_plan, plan
+from ._estimate import format_plan, plan, read_prices
 from ._load import LogError, read_logs
 from ._options import add_model_options, eval_set_options, model_roles
 from ._study import (
@@ -182,7 +182,8 @@ MISSING_SHOWN = 20
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     study = _study_from(args)
-    print(format_plan(study, plan(study)))
+    prices = read_prices(args.model_cost_config) if args.model_cost_config else {}
+    print(format_plan(study, plan(study), prices))
     if args.dry_run:
         return 0
     print()

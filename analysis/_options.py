@@ -15,6 +15,7 @@ from typing import Any
 # Inspect's CLI parsers (not public API) are imported here, in one place, so that a
 # study's -M, --model-role and --token-limit values mean exactly what they mean to Inspect.
 from inspect_ai._cli.util import parse_cli_config, parse_model_role_cli_args
+from inspect_ai._util.config import resolve_args
 from inspect_ai.model import GenerateConfig
 from inspect_ai.util._limit import parse_token_limit
 from pydantic import ValidationError
@@ -119,13 +120,17 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--continue-on-fail", action="store_true", help="keep running the samples of a failing task")
 
 
-def _read_file(path: str, what: str) -> dict[str, Any]:
-    from inspect_ai._util.config import resolve_args
+def read_config_file(path: str, what: str) -> dict[str, Any]:
+    """A YAML or JSON mapping read as Inspect reads its config files (local or remote).
 
+    Raises:
+        ValueError: for a missing or unreadable file, in one line naming ``what``.
+    """
     try:
         return dict(resolve_args(path))
     except Exception as error:  # Inspect raises PrerequisiteError or YAML/JSON errors
-        raise ValueError(f"{what} {path!r} could not be read: {str(error).splitlines()[0]}") from None
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise ValueError(f"{what} {path!r} could not be read: {first}") from None
 
 
 def generate_config(args: argparse.Namespace) -> GenerateConfig:
@@ -134,7 +139,7 @@ def generate_config(args: argparse.Namespace) -> GenerateConfig:
     Raises:
         ValueError: for a value GenerateConfig rejects (one line naming the option).
     """
-    values: dict[str, Any] = _read_file(args.generate_config, "--generate-config") if args.generate_config else {}
+    values: dict[str, Any] = read_config_file(args.generate_config, "--generate-config") if args.generate_config else {}
     for key in GENERATE_KEYS:
         if getattr(args, key) is not None:
             values[key] = getattr(args, key)
@@ -173,7 +178,7 @@ def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {}
     model_args = parse_cli_config(args.model_arg, None)
     if args.model_config:
-        model_args = _read_file(args.model_config, "--model-config") | model_args
+        model_args = read_config_file(args.model_config, "--model-config") | model_args
     if model_args:
         options["model_args"] = model_args
     if args.model_base_url:

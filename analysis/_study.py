@@ -40,6 +40,9 @@ SWEEP_BATCH_SIZES = (1, 5, 10, 20)
 SWEEP_REGIME = "L1"
 SWEEP_MODALITY = "text"
 AUDITOR_ROLE = "auditor"
+MIN_SIZE = 4
+MAX_STUDY_SIZE = 64
+"""The largest grid a study runs: its navigation prompts hold ~66k tokens (chars / 4)."""
 
 TaskKind = Literal["detection", "navigation"]
 
@@ -68,10 +71,15 @@ class TaskSpec:
 
     @property
     def samples(self) -> int:
-        """Sample records in the log: seeds (x strategies x epochs for navigation)."""
+        """Inspect samples: one per seed (per (seed, strategy) for navigation)."""
         if self.kind == "detection":
             return len(self.seeds)
-        return len(self.seeds) * len(self.strategies) * self.episodes
+        return len(self.seeds) * len(self.strategies)
+
+    @property
+    def records(self) -> int:
+        """Sample records in the log: each sample once per epoch (``episodes``)."""
+        return self.samples * (self.episodes if self.kind == "navigation" else 1)
 
     def args(self) -> dict[str, Any]:
         """The task's arguments, as the log records them (``task_args_passed``)."""
@@ -204,6 +212,9 @@ def study_tasks(
     for strategy in strategies:
         if strategy not in STRATEGIES:
             raise ValueError(f"strategies must be among {', '.join(STRATEGIES)}; got {strategy!r}")
+    if not MIN_SIZE <= size <= MAX_STUDY_SIZE:
+        # a navigation prompt of a 128x128 grid holds ~260k tokens, beyond any context window
+        raise ValueError(f"size must be from {MIN_SIZE} to {MAX_STUDY_SIZE}; got {size}")
     for value, name in ((episodes, "episodes"), (max_steps, "max_steps"), (batch_size, "batch_size")):
         if value < 1:
             raise ValueError(f"{name} must be at least 1; got {value}")

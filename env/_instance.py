@@ -52,11 +52,9 @@ def default_seeds(master_seed: int = MASTER_SEED, n: int = N_DEFAULT_SEEDS) -> t
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= SEED_RANGE:
         raise ValueError(f"n must be an integer from 1 to {SEED_RANGE}; got {n!r}")
     rng = Stream(master_seed, 0, "master")
-    seeds: list[int] = []
+    seeds: dict[int, None] = {}  # insertion-ordered; O(1) membership for n up to SEED_RANGE
     while len(seeds) < n:
-        seed = rng.below(SEED_RANGE)
-        if seed not in seeds:
-            seeds.append(seed)
+        seeds.setdefault(rng.below(SEED_RANGE))
     return tuple(seeds)
 
 

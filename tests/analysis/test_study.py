@@ -4,6 +4,7 @@ honest exits after an interrupt, resumes, and shards."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import shlex
 import signal
@@ -227,3 +228,78 @@ def test_shards_are_disjoint_and_together_complete(tmp_path: Path, capsys: pytes
     assert main([*argv[:-1], str(whole)]) == 0
     assert _scores(shared).keys() == _scores(whole).keys()
     assert _scores(shared) == _scores(whole)
+
+
+def _dry_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main([*argv, "--dry-run"]) == 0
+    return capsys.readouterr().out
+
+
+def _number_after(text: str, marker: str) -> float:
+    return float(text.split(marker, 1)[1].split()[0].replace(",", "").lstrip("~$"))
+
+
+def test_dry_run_costs_follow_the_price_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "openai/gpt-4o:\n  input: 2.5\n  output: 10\n  input_cache_write: 2.5\n  input_cache_read: 1.25\n"
+    )
+    argv = [*BASE, "--model", "openai/gpt-4o", "--auditor", "openai/gpt-4o", "--model-cost-config", str(prices)]
+    out = _dry_run(argv, capsys)
+    header = out.splitlines()[0].split()
+    assert header[-2:] == ["$", "counts"] and "cached" in header and "epochs" in header
+    line = next(line for line in out.splitlines() if line.startswith("  openai/gpt-4o:"))
+    prompt = _number_after(line, "calls, ~")
+    cached = _number_after(line, "prompt tokens (~")
+    completion = _number_after(line, "+ ~")
+    assert 0 < cached < prompt
+    no_cache = _number_after(out, "with prefix caching, ~$")
+    assert no_cache == pytest.approx((2.5 * prompt + 10 * completion) / 1e6, abs=0.006)
+    with_cache = _number_after(out, "    cost: ~$")
+    assert with_cache < no_cache
+    # the slow agent has no price: its row and total say so instead of guessing
+    assert "no price (give one with --model-cost-config FILE)" in out
+    assert "n/a" in out
+
+
+def test_dry_run_cached_tokens_are_the_prompts_shared_prefix() -> None:
+    from spatialstale.analysis._estimate import _audit, prompt_parts, shared_prefix_tokens
+    from spatialstale.env import make_instance
+    from spatialstale.solvers._prompts import audit_messages
+
+    instance = make_instance(study_seeds(None, 1)[0], "L1", 8)
+    grid = instance.initial_grid
+    calls = _audit(instance, grid, "text", 10)
+    batches = [instance.memory[i : i + 10] for i in range(0, len(instance.memory), 10)]
+    prompts = [prompt_parts(audit_messages(b, grid, instance.start, "text", size=8)) for b in batches]
+    # measured from the built prompts, whatever their order
+    expected = sum(shared_prefix_tokens(a, b) for a, b in itertools.pairwise(prompts))
+    assert calls.calls == len(batches) and calls.cached_tokens == expected
+    first_batch = next(i for i, part in enumerate(prompts[0]) if "[mem_" in part[1])
+    assert prompts[0][:first_batch] == prompts[1][:first_batch]  # the observation comes first
+    assert shared_prefix_tokens([("text", "abcdefgh")], [("text", "abcdefXY")]) == 1
+    assert shared_prefix_tokens([("image", "x"), ("text", "a" * 8)], [("image", "y"), ("text", "a" * 8)]) == 0
+
+
+def test_sampled_estimates_stay_close_to_the_full_measurement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spatialstale.analysis import _estimate
+
+    spec = study_tasks(seeds=study_seeds(None, 8), regimes=["L3"], modalities=["text"], episodes=1)
+    full = {}
+    monkeypatch.setattr(_estimate, "CHAIN_PAIRS", 1000)
+    monkeypatch.setattr(_estimate, "WINDOWS_MEASURED", 1000)
+    for task in spec:
+        full[task.kind] = _estimate.estimate_task(task)
+    monkeypatch.undo()
+    monkeypatch.setattr(_estimate, "EXACT_CELLS", 4 * 64)
+    for task in spec:
+        sampled = _estimate.estimate_task(task)
+        assert sampled.sampled and sampled.measured_seeds == 4
+        for field in ("calls", "prompt_tokens", "completion_tokens", "cached_tokens"):
+            exact, estimate = getattr(full[task.kind].total, field), getattr(sampled.total, field)
+            assert estimate == pytest.approx(exact, rel=0.2), (task.kind, field)
+
+
+def test_study_sizes_beyond_any_context_window_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*BASE, "--size", "65", "--dry-run"]) == 2
+    assert capsys.readouterr().err.strip() == "spatialstale study: error: size must be from 4 to 64; got 65"
