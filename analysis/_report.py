@@ -406,7 +406,12 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
                             modality,
                             regime,
                             strategy,
-                            f"{r.episodes} ({r.seeds} seeds)",
+                            link(
+                                f"{r.episodes} ({r.seeds} seeds)",
+                                links.href(
+                                    _log_of(nav, model=model, regime=regime, modality=modality, strategy=strategy)
+                                ),
+                            ),
                             f"{pct(r.success)} [{pct(r.success_low)}, {pct(r.success_high)}]",
                             f"{pct(r.death)} [{pct(r.death_low)}, {pct(r.death_high)}]",
                             pct(r.timeout),
