@@ -9,11 +9,13 @@ from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, make_in
 from spatialstale.evals._dataset import instance_metadata
 from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, reported, seed_list
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import MODALITIES
+from spatialstale.solvers import MODALITIES, OBSERVATIONS
 from spatialstale.solvers._probe import DEFAULT_PERCEPTION_PROMPT, perception_probe
 
 
-def perception_samples(regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int) -> list[Sample]:
+def perception_samples(
+    regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int, observation: str = "full"
+) -> list[Sample]:
     """One sample per (regime, seed), with the detection task's ids and metadata, so a
     seed's perception and detection rows pair up."""
     suffix = "" if size == DEFAULT_SIZE else f"-n{size}"
@@ -25,7 +27,12 @@ def perception_samples(regimes: list[str], seeds: list[int], size: int, modality
                 Sample(
                     id=f"{regime}{suffix}-s{seed}",
                     input=f"Read the grid of SpatialSTALE instance {regime} seed {seed} ({modality}).",
-                    metadata={**instance_metadata(instance), "modality": modality, "batch_size": batch_size},
+                    metadata={
+                        **instance_metadata(instance),
+                        "modality": modality,
+                        "batch_size": batch_size,
+                        "observation": observation,
+                    },
                 )
             )
     return samples
@@ -42,6 +49,7 @@ def perception(
     size: int = DEFAULT_SIZE,
     perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
     structured: bool = False,
+    observation: str = "full",
 ) -> Task:
     """Perception probe: one sample per seed, scored by hole vs ice reading accuracy.
 
@@ -66,6 +74,9 @@ def perception(
             braces are literal; pass a long prompt with ``--task-config FILE``).
         structured: send a JSON response schema with every call (structured output);
             off by default. The answers are read the same way either way.
+        observation: ``full`` (the paper's listing of every cell) or ``holes`` (only S,
+            G and the holes, every other cell stated to be F), as in the detection
+            task. Text listing only; the PNG is unchanged.
 
     Example:
         inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5
@@ -78,12 +89,18 @@ def perception(
         seed_values = seed_list(seeds, n_seeds, master_seed)
         perception_prompt = prompt_text(perception_prompt, "perception_prompt")
         structured = boolean(structured, "structured")
+        observation = choice(observation, OBSERVATIONS, "observation")
     return Task(
         dataset=MemoryDataset(
-            perception_samples(regime_list, seed_values, size, modality, batch_size), name="spatialstale-perception"
+            perception_samples(regime_list, seed_values, size, modality, batch_size, observation),
+            name="spatialstale-perception",
         ),
         solver=perception_probe(
-            modality=modality, batch_size=batch_size, perception_prompt=perception_prompt, structured=structured
+            modality=modality,
+            batch_size=batch_size,
+            perception_prompt=perception_prompt,
+            structured=structured,
+            observation=observation,
         ),
         scorer=perception_accuracy(),
         version=1,
@@ -93,5 +110,6 @@ def perception(
             "batch_size": batch_size,
             "size": size,
             "structured": structured,
+            "observation": observation,
         },
     )

@@ -65,7 +65,13 @@ def cells_block(cells: Sequence[Pos]) -> str:
 
 
 def perception_messages(
-    cells: Sequence[Pos], grid: Grid, agent: Pos, modality: str, prompt: str = "", size: int = 8
+    cells: Sequence[Pos],
+    grid: Grid,
+    agent: Pos,
+    modality: str,
+    prompt: str = "",
+    size: int = 8,
+    observation: str = "full",
 ) -> list[ChatMessage]:
     """One probe call: instructions, the observation, then the batch of cells.
 
@@ -74,7 +80,9 @@ def perception_messages(
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_PERCEPTION_PROMPT, size)),
-        ChatMessageUser(content=[*observation_content(grid, agent, modality), ContentText(text=cells_block(cells))]),
+        ChatMessageUser(
+            content=[*observation_content(grid, agent, modality, observation), ContentText(text=cells_block(cells))]
+        ),
     ]
 
 
@@ -153,6 +161,7 @@ async def probe_grid(
     prompt: str,
     structured: bool,
     tally: ProbeTally,
+    observation: str = "full",
 ) -> None:
     """Ask for every cell of ``grid`` in batches of ``batch_size``, one call each.
 
@@ -168,7 +177,7 @@ async def probe_grid(
     async def ask(index: int, batch: Sequence[Pos]) -> None:
         async with span(f"perception batch {index + 1} of {len(batches)}", type="perception"):
             output = await model.generate(
-                perception_messages(batch, grid, agent, modality, prompt, size),
+                perception_messages(batch, grid, agent, modality, prompt, size, observation),
                 config=answer_config(perception_schema(batch), structured),
             )
             parsed = read_perception(output.completion, batch)
@@ -202,6 +211,7 @@ def perception_probe(
     perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
     model_role: str = "auditor",
     structured: bool = False,
+    observation: str = "full",
 ) -> Solver:
     """Ask for the type of every cell of each observation the detection task shows.
 
@@ -212,6 +222,8 @@ def perception_probe(
         model_role: model role asked; the task's model when unbound. The default is the
             detection task's auditor role, so the probe reads the model that audits.
         structured: send a response schema with every call (structured output).
+        observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
+            the holes (the detection task's ``-T observation``).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -233,6 +245,7 @@ def perception_probe(
                         prompt=perception_prompt,
                         structured=structured,
                         tally=tally,
+                        observation=observation,
                     )
                 windows.append(tally.window())
         except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval
-from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
+from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText, Model, ModelOutput, ModelUsage, get_model
 
-from spatialstale.env import make_instance
+from spatialstale.env import HOLES_NOTE, make_instance
 from spatialstale.evals.perception import perception
 from spatialstale.solvers import detection_windows
 from spatialstale.solvers._probe import CELLS_HEADER, PERCEPTION_MARKER, perception_messages
@@ -102,6 +102,14 @@ def test_observer_reads_every_grid_exactly(modality: str, tmp_path: Path) -> Non
     m = metrics(log)
     assert next(iter(m)) == "accuracy"
     assert m["accuracy"] == m["accuracy_L1"] == m["accuracy_L3"] == m["balanced_accuracy"] == 1.0
+
+
+def test_the_holes_only_listing_reads_the_same_grid(tmp_path: Path) -> None:
+    log = run(perception(regime="L2", seeds=[SEED], observation="holes"), "spatialstale/observer", tmp_path)
+    [sample] = log.samples or []
+    assert value(sample)["accuracy"] == 1.0 and sample.metadata["observation"] == "holes"
+    event = next(e for e in resolve_sample_attachments(sample).events if e.event == "model")
+    assert HOLES_NOTE in event.input[-1].text  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("modality", "blind"), [("vision", True), ("text", False), ("both", False)])
@@ -301,6 +309,7 @@ def test_a_custom_prompt_reaches_the_model_with_size_filled_in(tmp_path: Path) -
         ({"size": 2}, "size must be an integer of at least 4"),
         ({"perception_prompt": " "}, "perception_prompt must not be empty"),
         ({"structured": "maybe"}, "structured must be one of true, false"),
+        ({"observation": "some"}, "observation must be one of full, holes"),
     ],
 )
 def test_bad_parameters_fail_with_the_valid_choices(kwargs: dict[str, Any], message: str) -> None:
