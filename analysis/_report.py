@@ -256,7 +256,6 @@ def build_report(results: Results, out: Path, *, source: str = "", links: Links 
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
     _navigation(doc, nav, rates, out, links)
     _detection(doc, det, nav, out, links)
-    _usage(doc, results)
     _method(doc)
     return doc
 
@@ -301,6 +300,7 @@ def _overview(doc: Document, results: Results, source: str, links: Links) -> Non
         )
     if results.problems:
         doc.para("Problems while reading: " + esc("; ".join(results.problems)))
+    _usage(doc, results)
     if not results.detection.empty:
         ratios = stale_ratios(results.detection)
         doc.heading("Stale ratio of the instances (SPEC §4)")
@@ -338,7 +338,7 @@ USAGE_FIELDS = (
 
 
 def _usage(doc: Document, results: Results) -> None:
-    doc.heading("Token usage")
+    doc.heading("Token usage", 3)
     totals: dict[str, dict[str, int]] = {}
     for text in results.logs.model_usage:
         for model, usage in (json.loads(text) if isinstance(text, str) else {}).items():

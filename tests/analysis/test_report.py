@@ -163,7 +163,7 @@ def test_token_usage_per_model_equals_the_logs(study: Path, tmp_path: Path) -> N
             totals[model]["output"] += usage.output_tokens
     assert set(totals) == set(MODELS)
     markdown, _ = _report(study, tmp_path / "out")
-    section = markdown.split("## Token usage")[1].split("\n## ")[0]
+    section = markdown.split("### Token usage")[1].split("\n## ")[0]
     for model, counts in totals.items():
         assert f"| {model} | {counts['input']:,} | 0 | 0 | {counts['output']:,} |" in section
 
