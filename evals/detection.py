@@ -11,6 +11,9 @@ from spatialstale.evals._params import boolean, choice, integer, prompt_text, re
 from spatialstale.scorers import stale_f1
 from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, OBSERVATIONS, detect
 
+VERSION = 2
+"""The task version in each log header; CHANGELOG.md says what each version changed."""
+
 
 @task
 def detection(
@@ -75,6 +78,7 @@ def detection(
             observation=observation,
         ),
         scorer=stale_f1(),
+        version=VERSION,
         metadata={
             "regimes": regime_list,
             "modality": modality,

@@ -22,6 +22,10 @@ from spatialstale.solvers import (
 EPISODES = 5
 
 
+VERSION = 2
+"""The task version in each log header; CHANGELOG.md says what each version changed."""
+
+
 @task
 def navigation(
     regime: str | list[str] = "L2",
@@ -103,6 +107,7 @@ def navigation(
             observation=observation,
         ),
         scorer=episode_outcome(),
+        version=VERSION,
         epochs=Epochs(episodes),
         metadata={
             "regimes": regime_list,
