@@ -149,7 +149,7 @@ class BeliefAgent:
 
     def answer(self, seen: Perception, rng: random.Random) -> str:
         if seen.kind is None:
-            return not_understood("it is not a SpatialSTALE audit, self-check or navigation prompt")
+            return not_understood("it is not a SpatialSTALE audit, self-check, perception or navigation prompt")
         grid = believed_grid(seen, trust_memory=self.trust_memory)
         if grid is None:
             return not_understood(seen.problem or "the prompt shows no grid")
@@ -172,7 +172,7 @@ class RandomAgent:
 
     def answer(self, seen: Perception, rng: random.Random) -> str:
         if seen.kind is None:
-            return not_understood("it is not a SpatialSTALE audit, self-check or navigation prompt")
+            return not_understood("it is not a SpatialSTALE audit, self-check, perception or navigation prompt")
         if seen.kind is CallKind.NAVIGATE:
             return action_answer(rng.choice(ACTION_ORDER))
         if seen.kind is CallKind.PERCEPTION:

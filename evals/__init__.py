@@ -1,1 +1,1 @@
-"""The Inspect tasks: ``spatialstale/detection`` and ``spatialstale/navigation``."""
+"""The Inspect tasks: ``spatialstale/detection``, ``spatialstale/navigation`` and ``spatialstale/perception``."""
