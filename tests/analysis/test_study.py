@@ -26,8 +26,9 @@ from spatialstale.analysis._study import Study, account, study_seeds, study_task
 
 class SlowAgentAPI(ReferenceAgentAPI):
     """A reference agent (``slowagent/observer``) that takes model arguments: ``delay``
-    seconds before each answer (so a run can be interrupted midway) and any other
-    key, which it keeps, so the log shows what ``-M`` forwarded."""
+    seconds before each answer (so a run can be interrupted midway), ``fail`` to raise
+    instead of answering, and any other key, which it keeps, so the log shows what
+    ``-M`` forwarded."""
 
     def __init__(
         self,
@@ -36,16 +37,20 @@ class SlowAgentAPI(ReferenceAgentAPI):
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),  # noqa: B008 (Inspect's ModelAPI signature)
         delay: float = 0.0,
+        fail: bool = False,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, config)
         self.delay = float(delay)
+        self.fail = fail
         self.extra_args = model_args
 
     async def generate(
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
     ) -> ModelOutput:
         await asyncio.sleep(self.delay)
+        if self.fail:
+            raise RuntimeError("the model server went away")
         return await super().generate(input, tools, tool_choice, config)
 
 
@@ -228,6 +233,19 @@ def test_shards_are_disjoint_and_together_complete(tmp_path: Path, capsys: pytes
     assert main([*argv[:-1], str(whole)]) == 0
     assert _scores(shared).keys() == _scores(whole).keys()
     assert _scores(shared) == _scores(whole)
+
+
+def test_failed_study_is_incomplete_and_names_the_missing_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log_dir = tmp_path / "logs"
+    argv = [*BASE, "-M", "fail=true", "--retry-attempts", "0", "--log-dir", str(log_dir)]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "  missing: slowagent/observer: detection L1 text B=10 (error)" in out
+    assert _last_line(out) == (
+        f"study incomplete: 2 of 2 task logs missing in {log_dir}; resume with: spatialstale {shlex.join(argv)}"
+    )
 
 
 def _dry_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
