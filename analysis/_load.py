@@ -53,6 +53,8 @@ class Results:
     problems: list[str] = field(default_factory=list)
     log_dir: str = ""
     """Where the logs were read from, as given."""
+    perception: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """The perception probe's rows (``analysis._probe.read_perception_logs``), if any."""
 
 
 def model_label(model: str, roles: object) -> str:
@@ -136,7 +138,7 @@ def _column_problem(error: ColumnError) -> str:
 
 def _kind(task_name: str) -> str | None:
     name = task_name.rsplit("/", 1)[-1]
-    return name if name in ("detection", "navigation") else None
+    return name if name in ("detection", "navigation", "perception") else None
 
 
 def read_logs(log_dir: str | Path) -> Results:
@@ -177,7 +179,7 @@ def read_logs(log_dir: str | Path) -> Results:
     logs["kind"] = logs["task_name"].map(lambda t: _kind(str(t)))
     logs = logs[logs["kind"].notna()].copy()
     if logs.empty:
-        raise LogError(f"no SpatialSTALE detection or navigation log in {location}")
+        raise LogError(f"no SpatialSTALE detection, navigation or perception log in {location}")
     logs["superseded"] = _superseded(logs)
     logs["model_label"] = [model_label(str(m), r) for m, r in zip(logs["model"], logs["model_roles"], strict=True)]
     current = logs[~logs["superseded"]]
@@ -185,10 +187,21 @@ def read_logs(log_dir: str | Path) -> Results:
     navigation = _read_samples(
         current[current["kind"] == "navigation"], NAVIGATION_SCORER, full=False, problems=problems
     )
-    if detection.empty and navigation.empty:
+    perception = pd.DataFrame()
+    if (current["kind"] == "perception").any():
+        from ._probe import read_perception_logs  # it builds on this module
+
+        perception, probe_problems = read_perception_logs(location)
+        problems += probe_problems
+    if detection.empty and navigation.empty and perception.empty:
         raise LogError(f"the logs in {location} hold no scored SpatialSTALE sample")
     return Results(
-        _detection_table(detection), _navigation_table(navigation), logs.reset_index(drop=True), problems, location
+        _detection_table(detection),
+        _navigation_table(navigation),
+        logs.reset_index(drop=True),
+        problems,
+        location,
+        perception,
     )
 
 

@@ -31,6 +31,7 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from . import _figures as figures
 from . import _paper as paper
+from . import _probe as probe
 from ._load import FLAG_CELLS, Results
 from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from ._tables import (
@@ -256,6 +257,8 @@ def build_report(results: Results, out: Path, *, source: str = "", links: Links 
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
     _navigation(doc, nav, rates, out, links)
     _detection(doc, det, nav, out, links)
+    if not results.perception.empty:
+        _perception(doc, results, out, links)
     _method(doc)
     return doc
 
@@ -714,6 +717,58 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path, l
     doc.para(
         f"Calls a seed are ⌈64/B⌉ = 64, 13, 7, 4 at n = 8. The paper's B=10 F1 for GPT-4o is about "
         f"{paper.BATCH_F1_B10} (App. D). Run `spatialstale study --batch-sweep` to fill this table."
+    )
+
+
+def _perception(doc: Document, results: Results, out: Path, links: Links) -> None:
+    """The perception probe beside detection and OMCD: is a low F1 memory or sight?"""
+    doc.heading("Perception probe")
+    table = probe.probe_table(results.perception, results.detection, results.navigation)
+    summary = probe.probe_summary(table)
+    per = results.perception
+    doc.para(
+        "`spatialstale/perception` asks for the cell type at each coordinate of the detection task's observations, "
+        "with no memory. Accuracy pools every cell; balanced accuracy is the mean of hole recall and ice recall. "
+        "Detection F1 and OMCD success are the same seeds' values from the detection and navigation logs "
+        f"(*{MISSING}* where those were not run)."
+    )
+    rows = []
+    for r in summary.itertuples():
+        cell = per[(per.model == r.model) & (per.regime == r.regime) & (per.modality == r.modality)]
+        href = links.href(str(cell.iloc[-1].log)) if len(cell) else None
+        rows.append(
+            [
+                name(r.model),
+                str(r.regime),
+                str(r.modality),
+                str(r.seeds),
+                link(num(r.accuracy), href),
+                num(r.balanced_accuracy),
+                num(r.hole_recall),
+                num(r.ice_recall),
+                MISSING if math.isnan(r.detection_f1) else num(r.detection_f1),
+                MISSING if math.isnan(r.omcd_success) else pct(r.omcd_success),
+            ]
+        )
+    doc.table(
+        [
+            "model",
+            "regime",
+            "modality",
+            "seeds",
+            "accuracy",
+            "balanced accuracy",
+            "hole recall",
+            "ice recall",
+            "detection F1",
+            "OMCD success",
+        ],
+        rows,
+    )
+    doc.para(probe.probe_reading(probe.perception_gap(table)).replace("\n", "\n\n"))
+    doc.figure(
+        probe.fig_perception_f1(table, out / "fig10_perception.png"),
+        "Fig. 10 (ours): perception vs detection F1, one point per seed",
     )
 
 

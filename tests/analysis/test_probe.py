@@ -133,3 +133,32 @@ def test_a_folder_without_logs_is_an_error_and_other_logs_are_passed_over(tmp_pa
     frame, _ = read_perception_logs(str(log_dir))
     assert set(frame.modality) == {"text", "vision"}
     assert json.dumps(sorted(frame.seed.unique().tolist())) == json.dumps(sorted(SEEDS))
+
+
+def test_the_report_sets_perception_beside_detection(log_dir: Path, tmp_path: Path) -> None:
+    from spatialstale.analysis._report import write_report
+
+    results = read_logs(log_dir)
+    assert set(results.logs.kind) == {"perception", "detection", "navigation"}
+    assert len(results.perception) == len(AGENTS) * 2 * len(SEEDS)
+    write_report(results, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    section = md[md.index("## Perception probe") : md.index("## Method")]
+    blind = [line for line in section.splitlines() if line.startswith("| colourblind | L2 | vision")]
+    assert len(blind) == 1
+    cells = [c.strip() for c in blind[0].strip("|").split("|")]
+    assert cells[6] == "0.000" and cells[7] == "1.000"  # hole recall, ice recall
+    assert "perception explains all" in section
+    assert (tmp_path / "fig10_perception.png").is_file()
+    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
+
+
+def test_a_folder_of_perception_logs_alone_gives_a_report(tmp_path: Path) -> None:
+    from spatialstale.analysis._report import write_report
+
+    eval(perception(regime="L2", seeds=SEEDS[:2]), model=AGENTS, log_dir=str(tmp_path / "logs"), display="none")
+    results = read_logs(tmp_path / "logs")
+    assert results.detection.empty and results.navigation.empty and len(results.perception) == 4
+    write_report(results, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "## Perception probe" in md and md.count("| missing |") >= 1
