@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import signal
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from inspect_ai._util.error import PrerequisiteError
 
 from spatialstale.env import MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals.navigation import EPISODES
@@ -178,6 +181,7 @@ def _study_from(args: argparse.Namespace) -> Study:
 
 
 MISSING_SHOWN = 20
+_MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -192,6 +196,9 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
             run_study(study, display=args.display)
         except KeyboardInterrupt:  # Ctrl-C that Inspect passed on (SIGTERM/SIGHUP are in received)
             received.append(signal.SIGINT)
+        except PrerequisiteError as error:  # e.g. no API key: Inspect's message, on one line
+            text = " ".join(line.strip() for line in _MARKUP.sub("", str(error)).splitlines() if line.strip())
+            raise ValueError(text.removeprefix("ERROR: ")) from None
     interrupted = received[0] if received else None
     # eval_set's own verdict is not trusted: what counts is a successful log per cell.
     accounting = account(study)

@@ -162,6 +162,18 @@ def test_bad_options_fail_early_in_one_line(
     assert not (tmp_path / "x").exists()
 
 
+def test_missing_api_key_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    argv = [*BASE[:2], "openai/gpt-4o", *BASE[3:], "--no-navigation", "--log-dir", str(tmp_path / "x")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("spatialstale study: error: ") and "OPENAI_API_KEY" in err and "\n" not in err
+    assert "[bold]" not in err
+
+
 def test_unparseable_number_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main([*BASE, "--temperature", "hot"])
