@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from spatialstale.env import REGIMES, default_seeds, validate_regime
+from spatialstale.solvers import PROMPT_SETS, PromptSet
 
 try:
     # Inspect's CLI exits 1 on a SilentException without printing anything (no
@@ -164,3 +165,24 @@ def prompt_text(value: object, name: str) -> str:
     if value is None or not value.strip():
         raise TaskParameterError(f"{name} must not be empty; got {value or ''!r}")
     return value
+
+
+def prompt_set_prompts(
+    prompt_set: object, prompts: Mapping[str, tuple[object, str]]
+) -> tuple[PromptSet, dict[str, str]]:
+    """The named prompt set and the prompt of each call kind a task sends.
+
+    Args:
+        prompt_set: the ``-T prompt_set`` value, one of ``PROMPT_SETS`` (any case).
+        prompts: call kind (``audit``, ``navigate``, ...) -> (the ``-T KIND_prompt``
+            value, that parameter's default). A parameter left at its default (the
+            very default object: ``-T`` and config files always pass new text) takes
+            the set's prompt; any other value overrides the set's prompt for that
+            kind and is validated by :func:`prompt_text`.
+    """
+    chosen = PROMPT_SETS[choice(prompt_set, tuple(PROMPT_SETS), "prompt_set")]
+    texts = {
+        kind: chosen.prompt(kind) if value is default else prompt_text(value, f"{kind}_prompt")
+        for kind, (value, default) in prompts.items()
+    }
+    return chosen, texts

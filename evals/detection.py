@@ -7,9 +7,16 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, reported, seed_list
+from spatialstale.evals._params import boolean, choice, integer, prompt_set_prompts, regimes, reported, seed_list
 from spatialstale.scorers import stale_f1
-from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, MODALITIES, OBSERVATIONS, detect
+from spatialstale.solvers import (
+    DEFAULT_AUDIT_PROMPT,
+    DEFAULT_PROMPT_SET,
+    MODALITIES,
+    OBSERVATIONS,
+    detect,
+    prompt_set_metadata,
+)
 
 VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -27,6 +34,7 @@ def detection(
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     structured: bool = False,
     observation: str = "full",
+    prompt_set: str = DEFAULT_PROMPT_SET,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
 
@@ -52,6 +60,10 @@ def detection(
         observation: ``full`` (the paper's listing of every cell) or ``holes`` (only
             S, G and the holes, every other cell stated to be F: the same grid in
             O(holes) text, for large grids). Text listing only; the PNG is unchanged.
+        prompt_set: the named set of system prompts (``default``, ``no_rule``,
+            ``warned``, ``minimal``; see ``spatialstale.solvers.PROMPT_SETS``). An
+            explicit ``-T audit_prompt`` overrides the set's prompt of that kind; the log
+            records the set's name, version and the hash of the prompts sent.
 
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
@@ -62,18 +74,19 @@ def detection(
         batch_size = integer(batch_size, "batch_size", 1)
         size = integer(size, "size", 4)
         seed_values = seed_list(seeds, n_seeds, master_seed)
-        audit_prompt = prompt_text(audit_prompt, "audit_prompt")
+        chosen, prompts = prompt_set_prompts(prompt_set, {"audit": (audit_prompt, DEFAULT_AUDIT_PROMPT)})
         structured = boolean(structured, "structured")
         observation = choice(observation, OBSERVATIONS, "observation")
+    recorded = prompt_set_metadata(chosen, prompts)
+    samples = detection_samples(regime_list, seed_values, size, modality, batch_size, observation)
+    for sample in samples:
+        sample.metadata = {**(sample.metadata or {}), **recorded}
     return Task(
-        dataset=MemoryDataset(
-            detection_samples(regime_list, seed_values, size, modality, batch_size, observation),
-            name="spatialstale-detection",
-        ),
+        dataset=MemoryDataset(samples, name="spatialstale-detection"),
         solver=detect(
             modality=modality,
             batch_size=batch_size,
-            audit_prompt=audit_prompt,
+            audit_prompt=prompts["audit"],
             structured=structured,
             observation=observation,
         ),
@@ -86,5 +99,6 @@ def detection(
             "size": size,
             "structured": structured,
             "observation": observation,
+            **recorded,
         },
     )

@@ -7,16 +7,27 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
-from spatialstale.evals._params import boolean, choice, choices, integer, prompt_text, regimes, reported, seed_list
+from spatialstale.evals._params import (
+    boolean,
+    choice,
+    choices,
+    integer,
+    prompt_set_prompts,
+    regimes,
+    reported,
+    seed_list,
+)
 from spatialstale.scorers import episode_outcome
 from spatialstale.solvers import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_PROMPT_SET,
     DEFAULT_SELFVERIFY_PROMPT,
     MODALITIES,
     OBSERVATIONS,
     STRATEGIES,
     navigate,
+    prompt_set_metadata,
 )
 
 EPISODES = 5
@@ -43,6 +54,7 @@ def navigation(
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     structured: bool = False,
     observation: str = "full",
+    prompt_set: str = DEFAULT_PROMPT_SET,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -73,6 +85,11 @@ def navigation(
         observation: ``full`` (the paper's listing of every cell) or ``holes`` (only
             S, G and the holes, every other cell stated to be F: the same grid in
             O(holes) text, for large grids). Text listing only; the PNG is unchanged.
+        prompt_set: the named set of system prompts (``default``, ``no_rule``,
+            ``warned``, ``minimal``; see ``spatialstale.solvers.PROMPT_SETS``). An
+            explicit ``navigate_prompt``, ``audit_prompt`` or ``selfverify_prompt``
+            overrides the set's prompt of that kind; the log records the set's name,
+            version and the hash of the prompts sent.
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
@@ -86,23 +103,29 @@ def navigation(
         max_steps = integer(max_steps, "max_steps", 1)
         episodes = integer(episodes, "episodes", 1)
         seed_values = seed_list(seeds, n_seeds, master_seed)
-        navigate_prompt = prompt_text(navigate_prompt, "navigate_prompt")
-        audit_prompt = prompt_text(audit_prompt, "audit_prompt")
-        selfverify_prompt = prompt_text(selfverify_prompt, "selfverify_prompt")
+        chosen, prompts = prompt_set_prompts(
+            prompt_set,
+            {
+                "navigate": (navigate_prompt, DEFAULT_NAVIGATE_PROMPT),
+                "audit": (audit_prompt, DEFAULT_AUDIT_PROMPT),
+                "selfverify": (selfverify_prompt, DEFAULT_SELFVERIFY_PROMPT),
+            },
+        )
         structured = boolean(structured, "structured")
         observation = choice(observation, OBSERVATIONS, "observation")
+    recorded = prompt_set_metadata(chosen, prompts)
+    samples = navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list, observation)
+    for sample in samples:
+        sample.metadata = {**(sample.metadata or {}), **recorded}
     return Task(
-        dataset=MemoryDataset(
-            navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list, observation),
-            name="spatialstale-navigation",
-        ),
+        dataset=MemoryDataset(samples, name="spatialstale-navigation"),
         solver=navigate(
             modality=modality,
             batch_size=batch_size,
             max_steps=max_steps,
-            navigate_prompt=navigate_prompt,
-            audit_prompt=audit_prompt,
-            selfverify_prompt=selfverify_prompt,
+            navigate_prompt=prompts["navigate"],
+            audit_prompt=prompts["audit"],
+            selfverify_prompt=prompts["selfverify"],
             structured=structured,
             observation=observation,
         ),
@@ -118,5 +141,6 @@ def navigation(
             "max_steps": max_steps,
             "structured": structured,
             "observation": observation,
+            **recorded,
         },
     )

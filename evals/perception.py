@@ -7,9 +7,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, make_instance
 from spatialstale.evals._dataset import instance_metadata
-from spatialstale.evals._params import boolean, choice, integer, prompt_text, regimes, reported, seed_list
+from spatialstale.evals._params import boolean, choice, integer, prompt_set_prompts, regimes, reported, seed_list
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import MODALITIES, OBSERVATIONS
+from spatialstale.solvers import DEFAULT_PROMPT_SET, MODALITIES, OBSERVATIONS, prompt_set_metadata
 from spatialstale.solvers._probe import DEFAULT_PERCEPTION_PROMPT, perception_probe
 
 
@@ -50,6 +50,7 @@ def perception(
     perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
     structured: bool = False,
     observation: str = "full",
+    prompt_set: str = DEFAULT_PROMPT_SET,
 ) -> Task:
     """Perception probe: one sample per seed, scored by hole vs ice reading accuracy.
 
@@ -77,6 +78,10 @@ def perception(
         observation: ``full`` (the paper's listing of every cell) or ``holes`` (only S,
             G and the holes, every other cell stated to be F), as in the detection
             task. Text listing only; the PNG is unchanged.
+        prompt_set: the named set of system prompts, as in the detection task; a set
+            with no perception prompt of its own (all but ``minimal``) uses the
+            default one. An explicit ``-T perception_prompt`` overrides the set's; the
+            log records the set's name, version and the hash of the prompt sent.
 
     Example:
         inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5
@@ -87,18 +92,19 @@ def perception(
         batch_size = integer(batch_size, "batch_size", 1)
         size = integer(size, "size", 4)
         seed_values = seed_list(seeds, n_seeds, master_seed)
-        perception_prompt = prompt_text(perception_prompt, "perception_prompt")
+        chosen, prompts = prompt_set_prompts(prompt_set, {"perception": (perception_prompt, DEFAULT_PERCEPTION_PROMPT)})
         structured = boolean(structured, "structured")
         observation = choice(observation, OBSERVATIONS, "observation")
+    recorded = prompt_set_metadata(chosen, prompts)
+    samples = perception_samples(regime_list, seed_values, size, modality, batch_size, observation)
+    for sample in samples:
+        sample.metadata = {**(sample.metadata or {}), **recorded}
     return Task(
-        dataset=MemoryDataset(
-            perception_samples(regime_list, seed_values, size, modality, batch_size, observation),
-            name="spatialstale-perception",
-        ),
+        dataset=MemoryDataset(samples, name="spatialstale-perception"),
         solver=perception_probe(
             modality=modality,
             batch_size=batch_size,
-            perception_prompt=perception_prompt,
+            perception_prompt=prompts["perception"],
             structured=structured,
             observation=observation,
         ),
@@ -111,5 +117,6 @@ def perception(
             "size": size,
             "structured": structured,
             "observation": observation,
+            **recorded,
         },
     )

@@ -14,6 +14,7 @@ from ._answers import (
 from ._audit import AuditResult, batched_audit, n_batches, selfverify_audit
 from ._detection import DETECTION_STORE_KEY, detect, detection_windows
 from ._navigation import EPISODE_STORE_KEY, Episode, StepRecord, navigate, run_episode
+from ._prompt_sets import DEFAULT_PROMPT_SET, PROMPT_SETS, PromptSet, prompt_hash, prompt_set_metadata
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
@@ -26,17 +27,20 @@ from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext, make_strat
 __all__ = [
     "DEFAULT_AUDIT_PROMPT",
     "DEFAULT_NAVIGATE_PROMPT",
+    "DEFAULT_PROMPT_SET",
     "DEFAULT_SELFVERIFY_PROMPT",
     "DETECTION_STORE_KEY",
     "EPISODE_STORE_KEY",
     "MODALITIES",
     "OBSERVATIONS",
+    "PROMPT_SETS",
     "STRATEGIES",
     "ActionParse",
     "AuditParse",
     "AuditResult",
     "Episode",
     "MemoryStrategy",
+    "PromptSet",
     "SelfVerifyParse",
     "StepRecord",
     "StrategyContext",
@@ -49,6 +53,8 @@ __all__ = [
     "parse_action",
     "parse_audit",
     "parse_selfverify",
+    "prompt_hash",
+    "prompt_set_metadata",
     "read_action",
     "read_audit",
     "read_selfverify",
