@@ -143,7 +143,7 @@ async def batched_audit(
         async with span(f"audit batch {index + 1} of {len(batches)}", type="audit"):
             output = await model.generate(
                 audit_messages(batch, grid, agent, modality, prompt, size, observation),
-                config=answer_config(audit_schema(ids), structured),
+                config=answer_config(audit_schema(ids), structured, model),
             )
             parsed = parse_audit(output.completion, ids)
             if index:
@@ -186,7 +186,7 @@ async def selfverify_audit(
     async with span("selfverify", type="audit"):
         output = await model.generate(
             selfverify_messages(entries, grid, agent, modality, prompt, len(grid), observation),
-            config=answer_config(selfverify_schema([e.id for e in entries]), structured),
+            config=answer_config(selfverify_schema([e.id for e in entries]), structured, model),
         )
         parsed = parse_selfverify(output.completion, [e.id for e in entries])
         transcript().info(

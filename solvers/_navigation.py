@@ -147,7 +147,7 @@ async def choose_action(
         instance.size,
         observation,
     )
-    output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured))
+    output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured, navigator))
     reading = read_action(output.completion)
     if reading.action is None:
         return greedy_action(env.agent, instance.goal), reading, output.completion

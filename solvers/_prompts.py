@@ -35,6 +35,7 @@ from inspect_ai.model import (
     ContentImage,
     ContentText,
     GenerateConfig,
+    Model,
     ResponseSchema,
 )
 from inspect_ai.util import JSONSchema
@@ -127,11 +128,15 @@ accept that wrapper, the bare array the prompt shows, and every other form alike
 Each call's schema limits the ids to the entries it asks about."""
 
 
-def answer_config(schema: ResponseSchema, structured: bool) -> GenerateConfig:
+def answer_config(schema: ResponseSchema, structured: bool, model: Model | None = None) -> GenerateConfig:
     """The per-call generation config: prompt caching on (Anthropic needs it asked for;
-    other providers cache automatically or ignore it), and the response schema when
-    structured output is on."""
-    return GenerateConfig(cache_prompt=True, response_schema=schema if structured else None)
+    other providers cache automatically or ignore it) unless ``model`` was configured
+    otherwise (``--cache-prompt false``), and the response schema when structured
+    output is on."""
+    chosen = model.config.cache_prompt if model is not None else None
+    return GenerateConfig(
+        cache_prompt=True if chosen is None else chosen, response_schema=schema if structured else None
+    )
 
 
 TEXT_OBSERVATION_HEADER = "Current grid:"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import ContentImage, ContentText
+from inspect_ai.model import ContentImage, ContentText, GenerateConfig, get_model
 
 from spatialstale.env import make_instance
 from spatialstale.evals._params import TaskParameterError
@@ -62,10 +62,13 @@ def test_navigation_keeps_memory_before_the_observation_and_position_last() -> N
     assert isinstance(parts[-1], ContentText) and parts[-1].text.startswith("Position:")
 
 
-def test_every_call_asks_for_prompt_caching() -> None:
+def test_every_call_asks_for_prompt_caching_unless_the_model_is_told_not_to() -> None:
     assert answer_config(AUDIT_SCHEMA, False).cache_prompt is True
-    structured = answer_config(NAVIGATE_SCHEMA, True)
+    structured = answer_config(NAVIGATE_SCHEMA, True, get_model("mockllm/model", memoize=False))
     assert structured.cache_prompt is True and structured.response_schema == NAVIGATE_SCHEMA
+    for chosen in (False, "auto"):
+        model = get_model("mockllm/model", config=GenerateConfig(cache_prompt=chosen), memoize=False)
+        assert answer_config(AUDIT_SCHEMA, False, model).cache_prompt == chosen
 
 
 def _run(task: Any, tmp_path: Path, model: str = "spatialstale/observer") -> EvalLog:
