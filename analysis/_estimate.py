@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from inspect_ai.model import ChatMessage, ContentImage, ContentText, ModelCost, get_model_info
 
-from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, make_instance
-from spatialstale.solvers import detection_windows
+from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos, make_instance
+from spatialstale.solvers import _prompts, detection_windows
 from spatialstale.solvers._prompts import audit_messages, navigate_messages, selfverify_messages
 
 from ._options import read_config_file
@@ -368,9 +369,33 @@ class PlanRow:
     estimate: TaskEstimate
 
 
+def _image_key(grid: Grid, agent: Pos | None) -> str:
+    return f"grid {hash(grid)} agent {agent}"
+
+
+@contextmanager
+def images_unrendered() -> Iterator[None]:
+    """The prompt builders with each image replaced by a key of what it shows.
+
+    The estimate counts an image's tokens from the grid size and compares two images
+    by what they show, never by their pixels, while rendering and encoding a 64x64
+    grid takes half a second: most of a large dry run without this.
+    """
+    original = getattr(_prompts, "png_data_uri", None)
+    if original is None:  # the builders render some other way: leave them as they are
+        yield
+        return
+    _prompts.png_data_uri = _image_key  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        _prompts.png_data_uri = original
+
+
 def plan(study: Study) -> list[PlanRow]:
     """Every (model, task) of the study with its estimate; audits go to the auditor."""
-    estimates = [estimate_task(spec) for spec in study.tasks]
+    with images_unrendered():
+        estimates = [estimate_task(spec) for spec in study.tasks]
     return [PlanRow(model, study.auditor or model, e) for model in study.models for e in estimates]
 
 
