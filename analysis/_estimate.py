@@ -26,12 +26,12 @@ re-audits after every scheduled L3 event before the step budget ends, SelfVerify
 makes one call, Oracle none, and every memory view holds the whole store.
 
 Speed: building every prompt of a large study takes long (a 64x64 grid's audit
-prompt is ~40 kB and its image takes half a second to render), so a long chain of
-calls is measured on ``CHAIN_PAIRS`` evenly spaced pairs of consecutive calls and
-scaled to its length, an L3 audit schedule on its first and last windows, and a
-task whose seeds x cells exceed ``EXACT_CELLS`` on an evenly spaced sample of its
-seeds, scaled to all of them (then its call counts are estimates too). The printout
-says which.
+prompt is ~40 kB and its image takes half a second to render), so images are not
+rendered (:func:`images_unrendered`), a long chain of calls is measured on
+``CHAIN_PAIRS`` evenly spaced pairs of consecutive calls and scaled to its length,
+an L3 audit schedule on its first and last windows, and a task whose seeds x cells
+exceed ``EXACT_CELLS`` on an evenly spaced sample of its seeds, scaled to all of them
+(then its call counts are estimates too). The printout says which.
 """
 
 from __future__ import annotations
