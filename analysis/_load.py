@@ -35,6 +35,8 @@ OUTCOMES = ("success", "death", "timeout")
 
 DETECTION_KEYS = ("model", "regime", "modality", "batch_size", "seed")
 NAVIGATION_KEYS = ("model", "regime", "modality", "strategy", "seed", "epoch")
+PROMPT_SET_KEY = "prompt_set"
+"""Runs of one cell under different prompt sets are different rows, not reruns."""
 
 
 class LogError(Exception):
@@ -248,6 +250,12 @@ def _number(value: object) -> float:
         return math.nan
 
 
+def _prompt_set(record: Mapping[str, Any]) -> str:
+    """The sample's prompt set; logs written before prompt sets used the default prompts."""
+    name = record.get("metadata_prompt_set")
+    return name if isinstance(name, str) and name else "default"
+
+
 def _latest(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
     frame = frame.sort_values("created")
     return frame.drop_duplicates(list(keys), keep="last").reset_index(drop=True)
@@ -276,6 +284,7 @@ DETECTION_COLUMNS = [
     "n_stale",
     "size",
     "log",
+    PROMPT_SET_KEY,
 ]
 
 
@@ -296,6 +305,7 @@ def _detection_table(frame: pd.DataFrame) -> pd.DataFrame:
             "n_stale": _number(record.get("metadata_n_stale")),
             "size": int(record.get("metadata_size") or 8),
             "log": record["log"],
+            PROMPT_SET_KEY: _prompt_set(record),
             "created": record["created"],
         }
         for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
@@ -312,7 +322,7 @@ def _detection_table(frame: pd.DataFrame) -> pd.DataFrame:
             row[f"{cell}_flagged"] = _number(counts.get("flagged"))
             row[f"{cell}_total"] = _number(counts.get("total"))
         rows.append(row)
-    table = _latest(pd.DataFrame(rows), DETECTION_KEYS)
+    table = _latest(pd.DataFrame(rows), (*DETECTION_KEYS, PROMPT_SET_KEY))
     return table[DETECTION_COLUMNS]
 
 
@@ -328,6 +338,7 @@ NAVIGATION_COLUMNS = [
     "died_on_stale",
     "batch_size",
     "log",
+    PROMPT_SET_KEY,
 ]
 
 
@@ -347,11 +358,12 @@ def _navigation_table(frame: pd.DataFrame) -> pd.DataFrame:
             "epoch": int(record["epoch"]),
             "batch_size": int(record["metadata_batch_size"]),
             "log": record["log"],
+            PROMPT_SET_KEY: _prompt_set(record),
             "created": record["created"],
         }
         for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
             row[key] = _number(value.get(key))
         row["outcome"] = outcome if outcome in OUTCOMES else next((o for o in OUTCOMES if row[o] == 1), "unknown")
         rows.append(row)
-    table = _latest(pd.DataFrame(rows), NAVIGATION_KEYS)
+    table = _latest(pd.DataFrame(rows), (*NAVIGATION_KEYS, PROMPT_SET_KEY))
     return table[NAVIGATION_COLUMNS]
