@@ -35,6 +35,8 @@ AGENT_RED = (0xFF, 0x00, 0x00)
 _RED_TOLERANCE = 60
 
 _MEMORY_LINE = re.compile(r"\[(mem_\d+)\]\s*(SAFE|DANGER)\s+at\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
+_UNKNOWN_LINE = re.compile(r"\[(mem_\d+)\]\s*UNKNOWN\b[^\n]*?\bat\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
+"""An entry a filter kept but marked unknown: ``[mem_xxx] UNKNOWN (flagged stale at step t) at (r,c)``."""
 _CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHG])\b")
 _POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
 _AGENT_AT = re.compile(r"\bAgent at\s*\((\d+)\s*,\s*(\d+)\)")
@@ -90,6 +92,9 @@ class Perception:
     """Why the observation could not be read, when it could not."""
     cells: tuple[Pos, ...] = ()
     """The cells a perception prompt asks about, in order."""
+    unknown: tuple[Pos, ...] = ()
+    """The cells of memory entries listed as UNKNOWN (``filter=unknown``): memory
+    there holds no claim, only the news that the old one was flagged stale."""
 
     @property
     def size(self) -> int:
@@ -135,6 +140,11 @@ def read_memory(text: str) -> tuple[MemoryClaim, ...]:
             pos = (int(match.group(3)), int(match.group(4)))
             seen[mid] = MemoryClaim(mid, match.group(2).upper(), pos)
     return tuple(seen.values())
+
+
+def read_unknown(text: str) -> tuple[Pos, ...]:
+    """The cells of the memory entries listed as UNKNOWN in ``text``, in order, each once."""
+    return tuple(dict.fromkeys((int(m.group(2)), int(m.group(3))) for m in _UNKNOWN_LINE.finditer(text)))
 
 
 def read_text_grid(text: str) -> Grid | None:
@@ -224,7 +234,8 @@ def _last_pos(pattern: re.Pattern[str], text: str) -> Pos | None:
 
 
 def perceive(messages: Sequence[ChatMessage]) -> Perception:
-    """Everything the prompt shows: call kind, memory, grid, agent position, goal.
+    """Everything the prompt shows: call kind, memory (and the cells it marks
+    UNKNOWN), grid, agent position, goal.
 
     The text listing is exact, so it wins over the image when both are given. The
     agent's position comes from the navigation prompt's ``Position:`` line, else the
@@ -261,5 +272,13 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         goal = (len(grid) - 1, len(grid) - 1)
     cells = tuple(dict.fromkeys((int(m.group(1)), int(m.group(2))) for m in _ASKED_CELL.finditer(text)))
     return Perception(
-        kind=kind, memory=memory, grid=grid, agent=agent, goal=goal, source=source, problem=problem, cells=cells
+        kind=kind,
+        memory=memory,
+        grid=grid,
+        agent=agent,
+        goal=goal,
+        source=source,
+        problem=problem,
+        cells=cells,
+        unknown=read_unknown(text),
     )

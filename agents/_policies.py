@@ -3,7 +3,9 @@
 - ``observer`` believes the observation: it flags exactly the entries whose claim
   disagrees with the observed cell and walks a shortest hole-free path.
 - ``credulous`` believes memory where memory and observation disagree: it flags
-  nothing and walks a shortest path on the remembered map.
+  nothing and walks a shortest path on the remembered map. An entry listed as
+  UNKNOWN (``filter=unknown``) is no memory to it: it plans on what it sees there,
+  exactly as if the entry had been deleted.
 - ``random`` is the chance baseline: uniform actions, each entry flagged with p=1/2.
 - ``colourblind`` is the observer with one defect: it cannot tell a hole from ice in
   the image (it sees every hole as ice there) but reads the text listing exactly.
@@ -46,7 +48,8 @@ def believed_grid(seen: Perception, *, trust_memory: bool) -> Grid | None:
     """The map an agent plans on: the observation, overridden by memory if it trusts it.
 
     A trusted SAFE entry makes its cell walkable (an observed hole becomes ice); a
-    trusted DANGER entry makes it a hole.
+    trusted DANGER entry makes it a hole. An UNKNOWN entry (``seen.unknown``) claims
+    nothing, so its cell keeps what the observation shows.
     """
     if seen.grid is None or not trust_memory:
         return seen.grid

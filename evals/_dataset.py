@@ -59,8 +59,15 @@ def navigation_samples(
     batch_size: int,
     strategies: list[str],
     observation: str = "full",
+    filter_mode: str = "delete",
 ) -> list[Sample]:
+    """One sample per (regime, seed, strategy).
+
+    ``filter_mode`` is recorded in every sample's metadata; only a non-default mode
+    is named in the id, so ``delete`` keeps the ids of logs written before it.
+    """
     samples = []
+    mode = "" if filter_mode == "delete" else f"-{filter_mode}"
     for regime in regimes:
         for seed in seeds:
             instance = make_instance(seed, regime, size)
@@ -69,11 +76,12 @@ def navigation_samples(
                 "modality": modality,
                 "batch_size": batch_size,
                 "observation": observation,
+                "filter": filter_mode,
             }
             for strategy in strategies:
                 samples.append(
                     Sample(
-                        id=f"{regime}{_suffix(size)}-{strategy}-s{seed}",
+                        id=f"{regime}{_suffix(size)}-{strategy}{mode}-s{seed}",
                         input=f"Navigate SpatialSTALE instance {regime} seed {seed} with {strategy} ({modality}).",
                         metadata={**meta, "strategy": strategy},
                     )

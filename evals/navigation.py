@@ -20,9 +20,11 @@ from spatialstale.evals._params import (
 from spatialstale.scorers import episode_outcome
 from spatialstale.solvers import (
     DEFAULT_AUDIT_PROMPT,
+    DEFAULT_FILTER,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_PROMPT_SET,
     DEFAULT_SELFVERIFY_PROMPT,
+    FILTERS,
     MODALITIES,
     OBSERVATIONS,
     STRATEGIES,
@@ -55,6 +57,7 @@ def navigation(
     structured: bool = False,
     observation: str = "full",
     prompt_set: str = DEFAULT_PROMPT_SET,
+    filter: str = DEFAULT_FILTER,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -90,6 +93,11 @@ def navigation(
             explicit ``navigate_prompt``, ``audit_prompt`` or ``selfverify_prompt``
             overrides the set's prompt of that kind; the log records the set's name,
             version and the hash of the prompts sent.
+        filter: how SelfVerify, OMCD and Oracle apply their flags: ``delete`` (the
+            paper) removes a flagged entry from the memory view; ``unknown`` keeps it,
+            listed as ``UNKNOWN (flagged stale at step t)`` so the navigator knows it
+            lacks information there. Recorded for NoMemory and NoFilter but changes
+            nothing for them (they flag nothing). Sample ids name ``unknown``.
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
@@ -113,8 +121,11 @@ def navigation(
         )
         structured = boolean(structured, "structured")
         observation = choice(observation, OBSERVATIONS, "observation")
+        filter_mode = choice(filter, FILTERS, "filter")
     recorded = prompt_set_metadata(chosen, prompts)
-    samples = navigation_samples(regime_list, seed_values, size, modality, batch_size, strategy_list, observation)
+    samples = navigation_samples(
+        regime_list, seed_values, size, modality, batch_size, strategy_list, observation, filter_mode
+    )
     for sample in samples:
         sample.metadata = {**(sample.metadata or {}), **recorded}
     return Task(
@@ -128,6 +139,7 @@ def navigation(
             selfverify_prompt=prompts["selfverify"],
             structured=structured,
             observation=observation,
+            filter_mode=filter_mode,
         ),
         scorer=episode_outcome(),
         version=VERSION,
@@ -141,6 +153,7 @@ def navigation(
             "max_steps": max_steps,
             "structured": structured,
             "observation": observation,
+            "filter": filter_mode,
             **recorded,
         },
     )

@@ -22,15 +22,25 @@ from ._prompts import (
     MODALITIES,
     OBSERVATIONS,
 )
-from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext, make_strategy
+from ._strategies import (
+    DEFAULT_FILTER,
+    FILTERS,
+    STRATEGIES,
+    MemoryStrategy,
+    StrategyContext,
+    UnknownEntry,
+    make_strategy,
+)
 
 __all__ = [
     "DEFAULT_AUDIT_PROMPT",
+    "DEFAULT_FILTER",
     "DEFAULT_NAVIGATE_PROMPT",
     "DEFAULT_PROMPT_SET",
     "DEFAULT_SELFVERIFY_PROMPT",
     "DETECTION_STORE_KEY",
     "EPISODE_STORE_KEY",
+    "FILTERS",
     "MODALITIES",
     "OBSERVATIONS",
     "PROMPT_SETS",
@@ -44,6 +54,7 @@ __all__ = [
     "SelfVerifyParse",
     "StepRecord",
     "StrategyContext",
+    "UnknownEntry",
     "batched_audit",
     "detect",
     "detection_windows",

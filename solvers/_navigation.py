@@ -34,7 +34,7 @@ from ._prompts import (
     answer_config,
     navigate_messages,
 )
-from ._strategies import MemoryStrategy, StrategyContext, make_strategy
+from ._strategies import DEFAULT_FILTER, MemoryStrategy, StrategyContext, UnknownEntry, make_strategy
 
 EPISODE_STORE_KEY = "spatialstale:episode"
 ANSWER_EXCERPT = 300
@@ -56,6 +56,8 @@ class StepRecord:
     cell: str
     applied: tuple[Pos, ...] = ()
     skipped: tuple[Pos, ...] = ()
+    unknown_in_view: int = 0
+    """Entries the view lists as UNKNOWN (``filter=unknown``); not counted as stale."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -71,6 +73,7 @@ class StepRecord:
             "cell": self.cell,
             "applied": [list(p) for p in self.applied],
             "skipped": [list(p) for p in self.skipped],
+            "unknown_in_view": self.unknown_in_view,
         }
 
 
@@ -166,6 +169,9 @@ def _step_table(record: StepRecord) -> str:
     if record.applied or record.skipped:
         rows.append("")
         rows.append(f"World changed after this step at {list(record.applied)}; skipped flips: {list(record.skipped)}")
+    if record.unknown_in_view:
+        rows.append("")
+        rows.append(f"{record.unknown_in_view} entries of the view are marked UNKNOWN (flagged stale).")
     return "\n".join(rows)
 
 
@@ -196,7 +202,8 @@ async def run_episode(
         async with span(f"step {step}", type="step"):
             view = await strategy.view(env.steps, env.grid, env.agent)
             stale = instance.stale_ids(env.grid)
-            stale_in_view = tuple(e.id for e in view or () if e.id in stale)
+            # an entry marked UNKNOWN makes no claim, so it cannot mislead as a stale one can
+            stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
             position = env.agent
             action, reading, answer = await choose_action(
                 navigator,
@@ -222,6 +229,7 @@ async def run_episode(
                 cell=cell_at(env.grid, env.agent).value,
                 applied=tuple((c["row"], c["col"]) for c in info["applied"]),
                 skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
+                unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
             )
             records.append(record)
             transcript().info(_step_table(record), source="navigation")
@@ -283,6 +291,7 @@ def navigate(
     audit_model_role: str = "auditor",
     structured: bool = False,
     observation: str = "full",
+    filter_mode: str = DEFAULT_FILTER,
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -297,6 +306,9 @@ def navigate(
         structured: send a response schema with every audit, SelfVerify and navigation call.
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
+        filter_mode: how SelfVerify, OMCD and Oracle apply their flags: ``delete``
+            removes a flagged entry from the view, ``unknown`` lists it as
+            ``UNKNOWN (flagged stale at step t)``. NoMemory and NoFilter ignore it.
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -310,6 +322,7 @@ def navigate(
             selfverify_prompt=selfverify_prompt,
             structured=structured,
             observation=observation,
+            filter_mode=filter_mode,
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)

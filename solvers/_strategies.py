@@ -3,11 +3,16 @@
 A strategy is a small object the navigation loop asks for the memory view before
 every step, ``await strategy.view(step, grid, agent)``; it is not a branch inside
 the loop. ``STRATEGIES`` maps each name to its class.
+
+The filtering strategies (SelfVerify, OMCD, Oracle) apply their flags in one of
+``FILTERS``: ``delete`` (the paper) drops a flagged entry from the view; ``unknown``
+keeps it in place as an :class:`UnknownEntry`, which lists the cell as unknown
+instead of repeating the flagged claim.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
 from inspect_ai.model import Model
@@ -29,6 +34,35 @@ class StrategyContext:
     selfverify_prompt: str
     structured: bool = False
     observation: str = "full"
+    filter_mode: str = "delete"
+    """How flags shape the view: one of ``FILTERS``."""
+
+
+FILTERS = ("delete", "unknown")
+"""How a filtering strategy applies its flags: ``delete`` removes a flagged entry
+from the view (the paper); ``unknown`` keeps it, marked as unknown."""
+
+DEFAULT_FILTER = "delete"
+
+
+@dataclass(frozen=True)
+class UnknownEntry(MemoryEntry):
+    """A flagged entry kept in the view under ``filter=unknown``.
+
+    Its prompt line names the cell and the audit step that flagged it but not the
+    flagged claim, so the navigator knows memory holds nothing it can trust there.
+    It never equals the entry it replaces.
+    """
+
+    flagged_at: int
+
+    @property
+    def line(self) -> str:
+        return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at}) at ({self.row},{self.col})"
+
+    @classmethod
+    def of(cls, entry: MemoryEntry, step: int) -> UnknownEntry:
+        return cls(**{f.name: getattr(entry, f.name) for f in fields(entry)}, flagged_at=step)
 
 
 class MemoryStrategy(Protocol):
@@ -54,9 +88,15 @@ class _Strategy:
     def memory(self) -> tuple[MemoryEntry, ...]:
         return self.context.instance.memory
 
+    def filtered(self, audit: AuditResult) -> tuple[MemoryEntry, ...]:
+        """The store with ``audit``'s flags applied in the context's filter mode."""
+        if self.context.filter_mode == "unknown":
+            return tuple(UnknownEntry.of(e, audit.step) if e.id in audit.flagged else e for e in self.memory)
+        return tuple(e for e in self.memory if e.id not in audit.flagged)
+
 
 class NoMemory(_Strategy):
-    """The memoryless control: the prompt holds no memory at all."""
+    """The memoryless control: the prompt holds no memory at all (any filter mode)."""
 
     name = "nomemory"
 
@@ -65,7 +105,10 @@ class NoMemory(_Strategy):
 
 
 class NoFilter(_Strategy):
-    """All n² original entries, unchanged, even where they contradict the grid."""
+    """All n² original entries, unchanged, even where they contradict the grid.
+
+    It flags nothing, so the filter mode changes nothing for it.
+    """
 
     name = "nofilter"
 
@@ -93,8 +136,7 @@ class SelfVerify(_Strategy):
                     observation=c.observation,
                 )
             )
-        flagged = self.audits[-1].flagged
-        return tuple(e for e in self.memory if e.id not in flagged)
+        return self.filtered(self.audits[-1])
 
 
 class OMCD(_Strategy):
@@ -130,8 +172,7 @@ class OMCD(_Strategy):
         if grid != self.audited_grid:
             self.audits.append(await self.judge(step, grid, agent))
             self.audited_grid = grid
-        flagged = self.audits[-1].flagged
-        return tuple(e for e in self.memory if e.id not in flagged)
+        return self.filtered(self.audits[-1])
 
 
 class Oracle(OMCD):
