@@ -214,6 +214,18 @@ def _cache_breakpoint(parts: list[Content]) -> list[Content]:
     return parts
 
 
+def _user(parts: list[Content]) -> ChatMessageUser:
+    """The user message of ``parts``, each text part after the first starting on a new
+    line: providers and chat templates that join parts add no separator of their own,
+    and a block must not run on into the one before it."""
+    spaced: list[Content] = []
+    for part in parts:
+        if spaced and isinstance(part, ContentText) and not part.text.startswith("\n"):
+            part = part.model_copy(update={"text": "\n" + part.text})
+        spaced.append(part)
+    return ChatMessageUser(content=spaced)
+
+
 def audit_messages(
     entries: Sequence[MemoryEntry],
     grid: Grid,
@@ -230,8 +242,8 @@ def audit_messages(
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_AUDIT_PROMPT, size)),
-        ChatMessageUser(
-            content=[
+        _user(
+            [
                 *_cache_breakpoint(observation_content(grid, agent, modality, observation)),
                 ContentText(text=memory_block(entries)),
             ]
@@ -252,8 +264,8 @@ def selfverify_messages(
     order of the audit, so the two kinds of call read alike)."""
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_SELFVERIFY_PROMPT, size)),
-        ChatMessageUser(
-            content=[
+        _user(
+            [
                 *_cache_breakpoint(observation_content(grid, agent, modality, observation)),
                 ContentText(text=memory_block(entries)),
             ]
@@ -280,8 +292,8 @@ def navigate_messages(
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, size)),
-        ChatMessageUser(
-            content=[
+        _user(
+            [
                 ContentText(text=memory_block(view or ()), cache_breakpoint=True),
                 *observation_content(grid, agent, modality, observation),
                 ContentText(text=position_line(agent, goal, steps_left)),

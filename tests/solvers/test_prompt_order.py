@@ -41,7 +41,8 @@ def test_audit_and_selfverify_show_the_observation_before_the_entries(modality: 
     for build in (audit_messages, selfverify_messages):
         parts = _parts(build(INSTANCE.memory[:10], GRID, INSTANCE.start, modality))
         entries = parts[-1]
-        assert isinstance(entries, ContentText) and entries.text.startswith("Memory entries:")
+        # a block after the first starts on a new line: providers join parts with no separator
+        assert isinstance(entries, ContentText) and entries.text.startswith("\nMemory entries:")
         observation = parts[:-1]
         assert any(isinstance(p, ContentImage) for p in observation) == (modality != "text")
         # the cacheable prefix ends at the last text part of the observation
@@ -55,11 +56,22 @@ def test_two_batches_of_one_audit_differ_only_in_their_entries() -> None:
     assert first[:-1] == second[:-1] and first[-1] != second[-1]
 
 
+def test_every_block_after_the_first_starts_on_a_new_line() -> None:
+    for messages in (
+        audit_messages(INSTANCE.memory[:10], GRID, INSTANCE.start, "both"),
+        navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, "both"),
+    ):
+        texts = [p.text for p in _parts(messages) if isinstance(p, ContentText)]
+        assert not texts[0].startswith("\n") and all(t.startswith("\n") for t in texts[1:])
+        joined = "".join(texts)
+        assert "Memory entries:" in joined and ".Memory" not in joined and ".Current" not in joined
+
+
 def test_navigation_keeps_memory_before_the_observation_and_position_last() -> None:
     parts = _parts(navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, "text"))
     assert isinstance(parts[0], ContentText) and parts[0].text.startswith("Memory entries:")
     assert parts[0].cache_breakpoint
-    assert isinstance(parts[-1], ContentText) and parts[-1].text.startswith("Position:")
+    assert isinstance(parts[-1], ContentText) and parts[-1].text.startswith("\nPosition:")
 
 
 def test_every_call_asks_for_prompt_caching_unless_the_model_is_told_not_to() -> None:
