@@ -15,7 +15,7 @@ from inspect_ai._util.error import PrerequisiteError
 
 from spatialstale.env import MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals.navigation import EPISODES
-from spatialstale.solvers import STRATEGIES
+from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS, STRATEGIES
 
 from ._estimate import format_plan, plan, read_prices
 from ._load import LogError, read_logs
@@ -109,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument("--no-detection", action="store_true", help="skip the detection tasks")
     study.add_argument("--no-navigation", action="store_true", help="skip the navigation tasks")
     study.add_argument(
+        "--prompt-sets",
+        type=_names,
+        default=[DEFAULT_PROMPT_SET],
+        help=f"run the matrix under each of these prompt sets ({', '.join(PROMPT_SETS)}; default: default)",
+    )
+    study.add_argument(
         "--shard", help="K/N: run shard K of N (every task on every N-th seed), into a log dir all shards share"
     )
     study.add_argument("--display", default="full", choices=["full", "rich", "plain", "log", "none"])
@@ -162,6 +168,7 @@ def _study_from(args: argparse.Namespace) -> Study:
         size=args.size,
         detection_on=not args.no_detection,
         navigation_on=not args.no_navigation,
+        prompt_sets=_canonical(args.prompt_sets, tuple(PROMPT_SETS), "prompt sets"),
     )
     if not tasks:
         raise ValueError("nothing to run: both detection and navigation are off")

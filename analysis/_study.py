@@ -32,7 +32,7 @@ from inspect_ai.util import DisplayType
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, default_seeds
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import EPISODES, navigation
-from spatialstale.solvers import MODALITIES, STRATEGIES
+from spatialstale.solvers import DEFAULT_PROMPT_SET, MODALITIES, PROMPT_SETS, STRATEGIES
 
 STUDY_REGIMES = ("L1", "L2", "L3")
 DEFAULT_BATCH_SIZE = 10
@@ -61,13 +61,15 @@ class TaskSpec:
     strategies: tuple[str, ...] = ()
     max_steps: int = MAX_STEPS
     episodes: int = 1
+    prompt_set: str = DEFAULT_PROMPT_SET
 
     @property
     def name(self) -> str:
-        """A short label such as ``detection L1 text B=10`` or ``navigation L2 text``."""
+        """A short label such as ``detection L1 text B=10`` or ``navigation L2 text [warned]``."""
+        wording = "" if self.prompt_set == DEFAULT_PROMPT_SET else f" [{self.prompt_set}]"
         if self.kind == "detection":
-            return f"detection {self.regime} {self.modality} B={self.batch_size}"
-        return f"navigation {self.regime} {self.modality}"
+            return f"detection {self.regime} {self.modality} B={self.batch_size}{wording}"
+        return f"navigation {self.regime} {self.modality}{wording}"
 
     @property
     def samples(self) -> int:
@@ -89,6 +91,10 @@ class TaskSpec:
         args |= {"batch_size": self.batch_size, "seeds": list(self.seeds), "size": self.size}
         if self.kind == "navigation":
             args |= {"max_steps": self.max_steps, "episodes": self.episodes}
+        if self.prompt_set != DEFAULT_PROMPT_SET:
+            # only when set, so that the default study's task arguments (and the logs a
+            # resume recognises) stay what they were before prompt sets existed
+            args["prompt_set"] = self.prompt_set
         return args
 
     def task(self) -> Task:
@@ -195,14 +201,21 @@ def study_tasks(
     size: int = DEFAULT_SIZE,
     detection_on: bool = True,
     navigation_on: bool = True,
+    prompt_sets: Sequence[str] = (DEFAULT_PROMPT_SET,),
 ) -> tuple[TaskSpec, ...]:
     """The paper's matrix: detection over regimes x modalities, navigation over
     regimes (every strategy in one task, ``episodes`` epochs), and with
-    ``batch_sweep`` detection on L1 text at B in {1, 5, 10, 20} (App. E).
+    ``batch_sweep`` detection on L1 text at B in {1, 5, 10, 20} (App. E); all of it
+    once per prompt set in ``prompt_sets`` (the sweep under the default set only).
 
     Raises:
-        ValueError: for an unknown regime, modality or strategy, or a count below 1.
+        ValueError: for an unknown regime, modality, strategy or prompt set, or a count below 1.
     """
+    for name in prompt_sets:
+        if name not in PROMPT_SETS:
+            raise ValueError(f"prompt sets must be among {', '.join(PROMPT_SETS)}; got {name!r}")
+    if not prompt_sets:
+        raise ValueError("a study needs at least one prompt set")
     for regime in regimes:
         if regime not in STUDY_REGIMES:
             raise ValueError(f"regimes must be among {', '.join(STUDY_REGIMES)}; got {regime!r}")
@@ -223,29 +236,34 @@ def study_tasks(
     seed_tuple = tuple(seeds)
     specs: list[TaskSpec] = []
     if detection_on:
-        for modality in modalities:
-            for regime in regimes:
-                specs.append(TaskSpec("detection", regime, modality, batch_size, seed_tuple, size))
+        for wording in prompt_sets:
+            for modality in modalities:
+                for regime in regimes:
+                    specs.append(
+                        TaskSpec("detection", regime, modality, batch_size, seed_tuple, size, prompt_set=wording)
+                    )
         if batch_sweep:
             for b in SWEEP_BATCH_SIZES:
                 spec = TaskSpec("detection", SWEEP_REGIME, SWEEP_MODALITY, b, seed_tuple, size)
                 if spec not in specs:
                     specs.append(spec)
     if navigation_on and strategies:
-        for regime in regimes:
-            specs.append(
-                TaskSpec(
-                    "navigation",
-                    regime,
-                    navigation_modality,
-                    batch_size,
-                    seed_tuple,
-                    size,
-                    strategies=tuple(strategies),
-                    max_steps=max_steps,
-                    episodes=episodes,
+        for wording in prompt_sets:
+            for regime in regimes:
+                specs.append(
+                    TaskSpec(
+                        "navigation",
+                        regime,
+                        navigation_modality,
+                        batch_size,
+                        seed_tuple,
+                        size,
+                        strategies=tuple(strategies),
+                        max_steps=max_steps,
+                        episodes=episodes,
+                        prompt_set=wording,
+                    )
                 )
-            )
     return tuple(specs)
 
 

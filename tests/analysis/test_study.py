@@ -333,3 +333,55 @@ def test_sampled_estimates_stay_close_to_the_full_measurement(monkeypatch: pytes
 def test_study_sizes_beyond_any_context_window_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*BASE, "--size", "65", "--dry-run"]) == 2
     assert capsys.readouterr().err.strip() == "spatialstale study: error: size must be from 4 to 64; got 65"
+
+
+def test_prompt_sets_repeat_the_matrix_and_leave_the_default_cells_as_they_were(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seeds = study_seeds([4810, 1734], 2)
+    plain = study_tasks(seeds=seeds, regimes=["L2"], modalities=["text"], strategies=["nofilter"], episodes=1)
+    both = study_tasks(
+        seeds=seeds,
+        regimes=["L2"],
+        modalities=["text"],
+        strategies=["nofilter"],
+        episodes=1,
+        prompt_sets=["default", "warned"],
+    )
+    assert set(plain) <= set(both)
+    assert len(both) == 2 * len(plain)
+    assert all("prompt_set" not in spec.args() for spec in plain)
+    warned = [spec for spec in both if spec.prompt_set == "warned"]
+    assert warned and all(spec.args()["prompt_set"] == "warned" for spec in warned)
+    with pytest.raises(ValueError, match="prompt sets must be among default, no_rule, warned, minimal"):
+        study_tasks(seeds=seeds, prompt_sets=["terse"])
+    log_dir = tmp_path / "logs"
+    code = main(
+        [
+            "study",
+            "--model",
+            "spatialstale/credulous",
+            "--regimes",
+            "L2",
+            "--modalities",
+            "text",
+            "--strategies",
+            "nofilter",
+            "--seeds",
+            "4810,1734",
+            "--episodes",
+            "1",
+            "--prompt-sets",
+            "default,WARNED",
+            "--log-dir",
+            str(log_dir),
+            "--display",
+            "none",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    sets = sorted(
+        str(read_eval_log(info.name, header_only=True).eval.task_args.get("prompt_set", "default"))
+        for info in list_eval_logs(str(log_dir))
+    )
+    assert sets == ["default", "default", "warned", "warned"]
