@@ -37,6 +37,8 @@ DETECTION_KEYS = ("model", "regime", "modality", "batch_size", "seed")
 NAVIGATION_KEYS = ("model", "regime", "modality", "strategy", "seed", "epoch")
 PROMPT_SET_KEY = "prompt_set"
 """Runs of one cell under different prompt sets are different rows, not reruns."""
+FILTER_KEY = "filter"
+"""Navigation runs under different filter modes (``-T filter``) are different rows, not reruns."""
 
 
 class LogError(Exception):
@@ -339,6 +341,7 @@ NAVIGATION_COLUMNS = [
     "batch_size",
     "log",
     PROMPT_SET_KEY,
+    FILTER_KEY,
 ]
 
 
@@ -359,11 +362,13 @@ def _navigation_table(frame: pd.DataFrame) -> pd.DataFrame:
             "batch_size": int(record["metadata_batch_size"]),
             "log": record["log"],
             PROMPT_SET_KEY: _prompt_set(record),
+            # logs written before filter modes deleted flagged entries, as the paper does
+            FILTER_KEY: str(record.get("metadata_filter") or "delete"),
             "created": record["created"],
         }
         for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
             row[key] = _number(value.get(key))
         row["outcome"] = outcome if outcome in OUTCOMES else next((o for o in OUTCOMES if row[o] == 1), "unknown")
         rows.append(row)
-    table = _latest(pd.DataFrame(rows), (*NAVIGATION_KEYS, PROMPT_SET_KEY))
+    table = _latest(pd.DataFrame(rows), (*NAVIGATION_KEYS, PROMPT_SET_KEY, FILTER_KEY))
     return table[NAVIGATION_COLUMNS]

@@ -32,10 +32,11 @@ from markdown_it.utils import EnvType, OptionsDict
 from . import _figures as figures
 from . import _paper as paper
 from . import _probe as probe
-from ._load import FLAG_CELLS, Results
+from ._load import FILTER_KEY, FLAG_CELLS, Results
 from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from ._tables import (
     MAIN_BATCH_SIZE,
+    PAPER_FILTER,
     REGIMES,
     STRATEGY_ORDER,
     batch_sweep,
@@ -46,8 +47,10 @@ from ._tables import (
     modality_tests,
     outcome_rates,
     stale_ratios,
+    strategy_label,
     strategy_tests,
     thaw_freeze,
+    with_filter,
 )
 
 MISSING = "missing"
@@ -370,22 +373,34 @@ def _int(value: object) -> int:
 # --- navigation ------------------------------------------------------------------
 
 
+def _strategy_rows(nav: pd.DataFrame) -> list[tuple[str, str]]:
+    """(strategy, filter mode) of each table row: every strategy in the paper's mode,
+    each followed by the other modes the logs ran it in (side by side)."""
+    ran = set(zip(nav.strategy, nav[FILTER_KEY], strict=True))
+    others = sorted({mode for _, mode in ran} - {PAPER_FILTER})
+    return [(s, m) for s in STRATEGY_ORDER for m in (PAPER_FILTER, *others) if m == PAPER_FILTER or (s, m) in ran]
+
+
 def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) -> None:
     doc.heading("Navigation")
     if nav.empty:
         doc.para(f"Table 3, Fig. 5, Fig. 6 and Table 6: {MISSING} (no navigation log).")
         return
+    nav = with_filter(nav)
+    strategy_rows = _strategy_rows(nav)
+    # the figures draw the paper's filter mode; the tables show every mode side by side
+    paper_rates = rates[rates[FILTER_KEY] == PAPER_FILTER] if FILTER_KEY in rates.columns else rates
     models = sorted(nav.model.unique())
     modalities = sorted(nav.modality.unique())
     doc.heading("Table 3: success and death rate by model x strategy x regime", 3)
     for modality in modalities:
         rows = []
         for model in models:
-            for strategy in STRATEGY_ORDER:
-                row = [name(model), figures.STRATEGY_NAMES[strategy]]
+            for strategy, mode in strategy_rows:
+                row = [name(model), strategy_label(strategy, mode, figures.STRATEGY_NAMES)]
                 for regime in REGIMES:
-                    r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy)
-                    log = _log_of(nav, model=model, regime=regime, modality=modality, strategy=strategy)
+                    r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
+                    log = _log_of(nav, model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
                     row.append(MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log)))
                 rows.append(row)
         doc.para(f"{modality} observation; cells: success / death over all episodes (seeds x epochs).")
@@ -397,24 +412,22 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
         ref_model = paper.paper_model(model)
         for modality in modalities:
             for regime in REGIMES:
-                for strategy in STRATEGY_ORDER:
-                    r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy)
+                for strategy, mode in strategy_rows:
+                    label = strategy_label(strategy, mode)
+                    r = _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
                     if r is None:
-                        rows.append([name(model), modality, regime, strategy, "0", MISSING, "", "", "", "", ""])
+                        rows.append([name(model), modality, regime, label, "0", MISSING, "", "", "", "", ""])
                         continue
-                    ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if modality == "text" else None
+                    paper_row = modality == "text" and mode == PAPER_FILTER
+                    ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if paper_row else None
+                    log = _log_of(nav, model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
                     rows.append(
                         [
                             name(model),
                             modality,
                             regime,
-                            strategy,
-                            link(
-                                f"{r.episodes} ({r.seeds} seeds)",
-                                links.href(
-                                    _log_of(nav, model=model, regime=regime, modality=modality, strategy=strategy)
-                                ),
-                            ),
+                            label,
+                            link(f"{r.episodes} ({r.seeds} seeds)", links.href(log)),
                             f"{pct(r.success)} [{pct(r.success_low)}, {pct(r.success_high)}]",
                             f"{pct(r.death)} [{pct(r.death_low)}, {pct(r.death_high)}]",
                             pct(r.timeout),
@@ -455,12 +468,14 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
         rows = []
         for _, t in shown.iterrows():
             ref_model = paper.paper_model(str(t.model))
-            contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if t.metric == "success" else None
+            paper_test = t.metric == "success" and t[FILTER_KEY] == PAPER_FILTER
+            contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if paper_test else None
+            names = figures.STRATEGY_NAMES
             rows.append(
                 [
                     name(t.model),
                     str(t.regime),
-                    f"{figures.STRATEGY_NAMES[t.a]} vs {figures.STRATEGY_NAMES[t.b]}",
+                    f"{strategy_label(t.a, t[FILTER_KEY], names)} vs {strategy_label(t.b, t[FILTER_KEY], names)}",
                     str(t.metric),
                     f"{t.seeds} ({t.nonzero} ≠ 0)",
                     f"{100 * t.difference:+.1f} pp",
@@ -490,29 +505,33 @@ def _navigation(doc: Document, nav: pd.DataFrame, rates: pd.DataFrame, out: Path
             )
 
     doc.heading("Fig. 5: NoFilter / OMCD / Oracle", 3)
-    doc.figure(figures.fig5_filtering(rates, out / "fig5_filtering.png"), "Fig. 5: success rate, 95% bootstrap CI")
+    doc.figure(
+        figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"), "Fig. 5: success rate, 95% bootstrap CI"
+    )
 
     doc.heading("Table 6 and Fig. 6: steps by outcome", 3)
     rows = []
     for model in models:
         ref_model = paper.paper_model(model) or ""
         for regime in REGIMES:
-            for strategy in STRATEGY_ORDER:
-                r = _cell(rates, model=model, regime=regime, strategy=strategy)
+            for strategy, mode in strategy_rows:
+                label = strategy_label(strategy, mode)
+                r = _cell(rates, model=model, regime=regime, strategy=strategy, filter=mode)
                 if r is None:
-                    rows.append([name(model), regime, strategy, MISSING, MISSING, MISSING, ""])
+                    rows.append([name(model), regime, label, MISSING, MISSING, MISSING, ""])
                     continue
                 cells = []
                 refs = []
                 for outcome in ("success", "death", "timeout"):
                     n = int(r[f"n_{outcome}"])
                     cells.append(f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)")
-                    steps = paper.STEPS.get((ref_model, strategy, outcome)) if regime == paper.STEPS_REGIME else None
+                    paper_row = regime == paper.STEPS_REGIME and mode == PAPER_FILTER
+                    steps = paper.STEPS.get((ref_model, strategy, outcome)) if paper_row else None
                     if steps is not None:
                         refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], steps, as_pct=False, digits=1)}")
-                rows.append([name(model), regime, strategy, *cells, "; ".join(refs)])
+                rows.append([name(model), regime, label, *cells, "; ".join(refs)])
     doc.table(["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], rows)
-    doc.figure(figures.fig6_steps(rates, out / "fig6_steps.png"), "Fig. 6: mean steps by outcome and strategy")
+    doc.figure(figures.fig6_steps(paper_rates, out / "fig6_steps.png"), "Fig. 6: mean steps by outcome and strategy")
 
 
 # --- detection -------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pandas as pd
 
 from spatialstale.solvers import STRATEGIES
 
-from ._load import FLAG_CELLS, OUTCOMES
+from ._load import FILTER_KEY, FLAG_CELLS, OUTCOMES
 from ._stats import ALPHA, bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon, wilcoxon_min_p
 
 REGIMES = ("L1", "L2", "L3")
@@ -44,11 +44,34 @@ def _sd(values: pd.Series) -> float:
     return float(values.std(ddof=1)) if len(values) > 1 else math.nan
 
 
+PAPER_FILTER = "delete"
+"""The paper's filter mode: flagged entries are removed from the memory view."""
+
+
+def with_filter(nav: pd.DataFrame) -> pd.DataFrame:
+    """``nav`` with its filter-mode column; a table without one ran the paper's mode."""
+    return nav if FILTER_KEY in nav.columns else nav.assign(**{FILTER_KEY: PAPER_FILTER})
+
+
+def strategy_label(strategy: str, filter_mode: str, names: dict[str, str] | None = None) -> str:
+    """A strategy's name in a table, with its filter mode when it is not the paper's:
+    ``omcd (unknown)``."""
+    label = (names or {}).get(strategy, strategy)
+    return label if filter_mode == PAPER_FILTER else f"{label} ({filter_mode})"
+
+
 def per_seed_rates(nav: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, regime, modality, strategy, seed): outcome rates over its episodes."""
-    keys = ["model", "regime", "modality", "strategy", "seed"]
-    return nav.groupby(keys, as_index=False).agg(
-        episodes=("epoch", "size"), success=("success", "mean"), death=("death", "mean"), timeout=("timeout", "mean")
+    """Per (model, regime, modality, strategy, filter, seed): outcome rates over its episodes."""
+    keys = ["model", "regime", "modality", "strategy", FILTER_KEY, "seed"]
+    return (
+        with_filter(nav)
+        .groupby(keys, as_index=False)
+        .agg(
+            episodes=("epoch", "size"),
+            success=("success", "mean"),
+            death=("death", "mean"),
+            timeout=("timeout", "mean"),
+        )
     )
 
 
@@ -57,6 +80,7 @@ RATE_COLUMNS = (
     "regime",
     "modality",
     "strategy",
+    FILTER_KEY,
     "episodes",
     "seeds",
     "fallbacks",
@@ -67,23 +91,26 @@ RATE_COLUMNS = (
 
 
 def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
-    """Table 3: per (model, regime, modality, strategy) the outcome rates over
-    episodes, with seeded bootstrap CIs over seeds and mean steps by outcome."""
+    """Table 3: per (model, regime, modality, strategy, filter mode) the outcome rates
+    over episodes, with seeded bootstrap CIs over seeds and mean steps by outcome."""
     rows = []
+    nav = with_filter(nav)
     seeds = per_seed_rates(nav)
-    for key, group in nav.groupby(["model", "regime", "modality", "strategy"]):
-        model, regime, modality, strategy = key
+    for key, group in nav.groupby(["model", "regime", "modality", "strategy", FILTER_KEY]):
+        model, regime, modality, strategy, filter_mode = key
         per_seed = seeds[
             (seeds.model == model)
             & (seeds.regime == regime)
             & (seeds.modality == modality)
             & (seeds.strategy == strategy)
+            & (seeds[FILTER_KEY] == filter_mode)
         ]
         row = {
             "model": model,
             "regime": regime,
             "modality": modality,
             "strategy": strategy,
+            FILTER_KEY: filter_mode,
             "episodes": len(group),
             "seeds": group.seed.nunique(),
             "fallbacks": int(group.fallbacks.sum()),
@@ -103,12 +130,18 @@ def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
 
 def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CONTRASTS) -> pd.DataFrame:
     """Paired Wilcoxon (per-seed success and death rates) and exact McNemar (success
-    by seed x episode) for each contrast within each (model, regime, modality); Holm
-    adjusts the Wilcoxon p-values across the whole family of the report."""
+    by seed x episode) for each contrast within each (model, regime, modality, filter
+    mode); Holm adjusts the Wilcoxon p-values across the whole family of the report."""
+    nav = with_filter(nav)
     seeds = per_seed_rates(nav)
     rows = []
-    for (model, regime, modality), group in seeds.groupby(["model", "regime", "modality"]):
-        episodes = nav[(nav.model == model) & (nav.regime == regime) & (nav.modality == modality)]
+    for (model, regime, modality, filter_mode), group in seeds.groupby(["model", "regime", "modality", FILTER_KEY]):
+        episodes = nav[
+            (nav.model == model)
+            & (nav.regime == regime)
+            & (nav.modality == modality)
+            & (nav[FILTER_KEY] == filter_mode)
+        ]
         for a, b in contrasts:
             left = group[group.strategy == a].set_index("seed")
             right = group[group.strategy == b].set_index("seed")
@@ -126,6 +159,7 @@ def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CON
                         "model": model,
                         "regime": regime,
                         "modality": modality,
+                        FILTER_KEY: filter_mode,
                         "a": a,
                         "b": b,
                         "metric": metric,
@@ -154,6 +188,7 @@ TEST_COLUMNS = (
     "model",
     "regime",
     "modality",
+    FILTER_KEY,
     "a",
     "b",
     "metric",
@@ -284,7 +319,8 @@ def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, p
     main = main_detection(det)
     f1 = main[main.modality == "text"][["model", "regime", "seed", "f1"]]
     seeds = per_seed_rates(nav)
-    omcd = seeds[(seeds.strategy == "omcd") & (seeds.modality == "text")][["model", "regime", "seed", "success"]]
+    omcd = seeds[(seeds.strategy == "omcd") & (seeds.modality == "text") & (seeds[FILTER_KEY] == PAPER_FILTER)]
+    omcd = omcd[["model", "regime", "seed", "success"]]
     pairs = f1.merge(omcd, on=["model", "regime", "seed"], how="inner")
     rows = []
     for (model, regime), group in pairs.groupby(["model", "regime"]):

@@ -1,4 +1,4 @@
-"""``-T filter=delete|unknown`` through the real navigation task, into a tmp log dir.
+"""``-T filter=delete|unknown`` through the real navigation task, into a tmp log dir, and the report.
 
 ``delete`` (the paper) must leave every score as it was without the parameter;
 ``unknown`` keeps each flagged entry in the view, marked UNKNOWN, which the
@@ -8,6 +8,7 @@ reference agents read as no memory and a scripted provider sees in its prompts.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
 from spatialstale.agents._perception import perceive
+from spatialstale.analysis._load import FILTER_KEY, read_logs
+from spatialstale.analysis._report import write_report
+from spatialstale.analysis._tables import CONTRASTS, outcome_rates, strategy_tests
 from spatialstale.env import default_seeds, make_instance
 from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.navigation import navigation
@@ -217,3 +221,29 @@ def test_perception_reads_unknown_cells_and_no_claim() -> None:
     seen = perceive([ChatMessageSystem(content=NAVIGATE_MARKER), ChatMessageUser(content=text)])
     assert [m.id for m in seen.memory] == ["mem_000", "mem_021"]
     assert seen.unknown == ((5, 4),)
+
+
+def test_the_report_shows_both_modes_side_by_side(logs: dict[tuple[str, str], EvalLog], tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    for mode in ("delete", "unknown"):
+        shutil.copy(logs[("credulous", mode)].location, log_dir)
+    results = read_logs(log_dir)
+    assert sorted(results.navigation[FILTER_KEY].unique()) == ["delete", "unknown"]
+    rates = outcome_rates(results.navigation).set_index(["regime", "strategy", FILTER_KEY])
+    assert len(rates) == 2 * 3 * len(STRATEGIES)
+    for regime in REGIMES.split(","):
+        for strategy in STRATEGIES:
+            # the credulous agent reads UNKNOWN as no memory: the two rows agree
+            unknown, delete = (rates.loc[(regime, strategy, mode), "success"] for mode in ("unknown", "delete"))
+            assert unknown == delete
+    write_report(results, tmp_path / "report")
+    report = (tmp_path / "report" / "report.md").read_text()
+    table3 = report.split("### Table 3: ", 1)[1].split("\n### ", 1)[0]
+    names = [line.split(" | ")[1] for line in table3.splitlines() if line.startswith("| credulous")]
+    assert names[:4] == ["NoMemory", "NoMemory (unknown)", "NoFilter", "NoFilter (unknown)"]
+    assert "OMCD (unknown)" in names and "OMCD" in names and "Oracle (unknown)" in names
+    # paired tests compare strategies within one filter mode, never across
+    tests = strategy_tests(results.navigation)
+    assert sorted(tests[FILTER_KEY].unique()) == ["delete", "unknown"]
+    assert (tests.groupby(FILTER_KEY).size() == len(CONTRASTS) * 2 * 3).all()
