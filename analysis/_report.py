@@ -29,10 +29,13 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS
+
 from . import _figures as figures
 from . import _paper as paper
 from . import _probe as probe
-from ._load import FILTER_KEY, FLAG_CELLS, Results
+from . import _prompt_sets as prompt_sets
+from ._load import FILTER_KEY, FLAG_CELLS, PROMPT_SET_KEY, Results
 from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from ._tables import (
     MAIN_BATCH_SIZE,
@@ -255,15 +258,93 @@ def build_report(results: Results, out: Path, *, source: str = "", links: Links 
     """Compute every table, draw every figure into ``out`` and lay out the document."""
     links = links or Links(results.log_dir, out)
     doc = Document("SpatialSTALE reproduction report")
-    nav, det = results.navigation, results.detection
+    wording = _main_prompt_set(results.detection, results.navigation)
+    nav, det = _one_set(results.navigation, wording), _one_set(results.detection, wording)
     _overview(doc, results, source, links)
+    if wording != DEFAULT_PROMPT_SET or _sets(results.detection, results.navigation) != [wording]:
+        doc.para(
+            f"The paper's tables and figures below are the runs under the prompt set `{wording}`"
+            + (
+                "; the section *Prompt sensitivity* compares the sets."
+                if len(_sets(results.detection, results.navigation)) > 1
+                else "."
+            )
+        )
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
     _navigation(doc, nav, rates, out, links)
     _detection(doc, det, nav, out, links)
     if not results.perception.empty:
         _perception(doc, results, out, links)
+    if len(_sets(results.detection, results.navigation)) > 1:
+        _prompt_sensitivity(doc, results.detection, results.navigation)
     _method(doc)
     return doc
+
+
+def _sets(*frames: pd.DataFrame) -> list[str]:
+    """The prompt sets the rows were run under, the registry's order first."""
+    found = {str(v) for f in frames if PROMPT_SET_KEY in f.columns for v in f[PROMPT_SET_KEY].unique()}
+    return sorted(found, key=lambda name: (list(PROMPT_SETS).index(name) if name in PROMPT_SETS else 99, name))
+
+
+def _main_prompt_set(det: pd.DataFrame, nav: pd.DataFrame) -> str:
+    """The set the paper's tables show: ``default`` when it was run, else the first one run."""
+    sets = _sets(det, nav)
+    return DEFAULT_PROMPT_SET if DEFAULT_PROMPT_SET in sets or not sets else sets[0]
+
+
+def _one_set(frame: pd.DataFrame, wording: str) -> pd.DataFrame:
+    if frame.empty or PROMPT_SET_KEY not in frame.columns:
+        return frame
+    return frame[frame[PROMPT_SET_KEY] == wording]
+
+
+def _prompt_sensitivity(doc: Document, det: pd.DataFrame, nav: pd.DataFrame) -> None:
+    """Each measure under each prompt set, the change against ``default`` with its
+    Holm-adjusted p, and whether the paper's strategy contrasts hold under every set."""
+    doc.heading("Prompt sensitivity")
+    table = prompt_sets.sensitivity_table(det, nav)
+    sets = _sets(det, nav)
+    others = [name for name in sets if name != DEFAULT_PROMPT_SET]
+    doc.para(
+        "The same seeds under each prompt set (see the README's *Prompt sets*). F1 is the mean per-seed "
+        "detection F1; success and death are per-seed rates over episodes. Δ is the paired mean change against "
+        f"`{DEFAULT_PROMPT_SET}` on the seeds both ran, with its Holm-adjusted p (Wilcoxon over seeds; "
+        f"McNemar on success by episode). *{MISSING}*: the cell was not run under that set."
+    )
+    header = ["model", "regime", "modality", "measure", *[f"`{n}`" for n in sets]]
+    header += [h for n in others for h in (f"`{n}` Δ", "p")]
+    rows = []
+    for r in table.to_dict("records"):
+        measure = "F1" if r["strategy"] == prompt_sets.DETECTION_MEASURE else f"{r['strategy']} {r['metric']}"
+        cells = [name(r["model"]), str(r["regime"]), str(r["modality"]), measure]
+        cells += [MISSING if _nan(r.get(n)) else num(float(r[n])) for n in sets]
+        for n in others:
+            delta, p = r.get(f"{n} Δ"), r.get(f"{n} p_holm")
+            cells += ["-" if _nan(delta) else f"{float(delta):+.3f}", "-" if _nan(p) else pvalue(float(p))]
+        rows.append(cells)
+    doc.table(header, rows)
+    robust = prompt_sets.contrast_robustness(nav) if not nav.empty else pd.DataFrame()
+    if not robust.empty:
+        holds = robust[robust.holds_under_every_set.astype(bool)]
+        same = robust[robust.same_direction.astype(bool)]
+        doc.para(
+            f"Of {len(robust)} strategy contrasts (model x regime x modality x contrast x measure), "
+            f"{len(same)} keep one direction under every set and {len(holds)} are significant at alpha = {ALPHA} "
+            "under every set" + (":" if len(holds) else ".")
+        )
+        if len(holds):
+            doc.table(
+                ["model", "regime", "modality", "contrast", "measure"],
+                [
+                    [name(r["model"]), str(r["regime"]), str(r["modality"]), f"{r['a']} vs {r['b']}", str(r["metric"])]
+                    for r in holds.to_dict("records")
+                ],
+            )
+
+
+def _nan(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 # --- overview --------------------------------------------------------------------

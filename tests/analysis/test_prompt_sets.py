@@ -5,6 +5,7 @@ are known."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -210,3 +211,36 @@ def test_empty_frames_give_empty_tables_with_their_columns() -> None:
     assert list(prompt_set_tests(empty, empty).columns) == list(TEST_COLUMNS)
     assert prompt_set_summary(empty, empty).empty and contrast_robustness(empty).empty
     assert sensitivity_table(empty, empty).empty
+
+
+def test_the_report_shows_the_default_set_in_the_paper_tables_and_compares_the_sets(
+    results: Results, tmp_path: Path
+) -> None:
+    from spatialstale.analysis._report import write_report
+
+    write_report(results, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "runs under the prompt set `default`" in md
+    section = md[md.index("## Prompt sensitivity") : md.index("## Method")]
+    header = next(line for line in section.splitlines() if line.startswith("| model |"))
+    assert "`default`" in header and "`warned`" in header and "`warned` Δ" in header
+    # detection F1 and each strategy's success and death, per model
+    rows = [line for line in section.splitlines() if line.startswith(("| observer", "| credulous"))]
+    assert len(rows) == 2 * (1 + 2 * len(STRATEGIES.split(",")))
+    f1 = next(r for r in rows if r.startswith("| observer") and "| F1 |" in r)
+    cells = [c.strip() for c in f1.strip("|").split("|")]
+    assert cells[4:7] == ["1.000", "1.000", "+0.000"]  # 1.0 under both sets, no change
+    # the paper's tables read the default set only: one Table 3 row per strategy, not two
+    table3 = md[md.index("## Navigation") : md.index("## Detection")] if "## Detection" in md else md
+    assert table3.count("| credulous | L2 | text | nofilter") <= 1
+
+
+def test_a_study_under_one_other_set_reports_that_set(tmp_path: Path) -> None:
+    from spatialstale.analysis._report import write_report
+
+    eval(detection(regime="L2", seeds=SEEDS, prompt_set="minimal"), model=OBSERVER, log_dir=str(tmp_path / "logs"))
+    results = read_logs(tmp_path / "logs")
+    write_report(results, tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "runs under the prompt set `minimal`" in md and "## Prompt sensitivity" not in md
+    assert "1.000" in md[md.index("## Detection") :]
