@@ -255,6 +255,8 @@ def probe_table(perception: pd.DataFrame, detection: pd.DataFrame, navigation: p
     else:
         table = table.assign(detection_f1=math.nan)
     omcd = navigation[navigation.strategy == "omcd"] if not navigation.empty else navigation
+    if "filter" in omcd.columns:
+        omcd = omcd[omcd["filter"] == "delete"]  # the paper's OMCD: flagged entries removed
     if not omcd.empty:
         success = per_seed_rates(omcd)[[*keys, "success"]].rename(columns={"success": "omcd_success"})
         table = table.merge(success, on=keys, how="left")

@@ -274,7 +274,7 @@ def build_report(results: Results, out: Path, *, source: str = "", links: Links 
     _navigation(doc, nav, rates, out, links)
     _detection(doc, det, nav, out, links)
     if not results.perception.empty:
-        _perception(doc, results, out, links)
+        _perception(doc, results.perception, det, nav, out, links)
     if len(_sets(results.detection, results.navigation)) > 1:
         _prompt_sensitivity(doc, results.detection, results.navigation)
     _method(doc)
@@ -820,12 +820,13 @@ def _detection(doc: Document, det: pd.DataFrame, nav: pd.DataFrame, out: Path, l
     )
 
 
-def _perception(doc: Document, results: Results, out: Path, links: Links) -> None:
+def _perception(
+    doc: Document, per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links
+) -> None:
     """The perception probe beside detection and OMCD: is a low F1 memory or sight?"""
     doc.heading("Perception probe")
-    table = probe.probe_table(results.perception, results.detection, results.navigation)
+    table = probe.probe_table(per, det, nav)
     summary = probe.probe_summary(table)
-    per = results.perception
     doc.para(
         "`spatialstale/perception` asks for the cell type at each coordinate of the detection task's observations, "
         "with no memory. Accuracy pools every cell; balanced accuracy is the mean of hole recall and ice recall. "

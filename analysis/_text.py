@@ -25,7 +25,10 @@ def demo_tables(results: Results) -> str:
     """The outcome table (success/death/timeout by model x regime x strategy) and the
     detection table (mean per-seed F1 by model x regime x modality)."""
     parts = []
-    rates = outcome_rates(results.navigation) if not results.navigation.empty else None
+    nav = results.navigation
+    if "filter" in nav.columns:
+        nav = nav[nav["filter"] == "delete"]  # the paper's filter mode; the report shows the others
+    rates = outcome_rates(nav) if not nav.empty else None
     if rates is not None:
         rows = []
         for model in sorted(rates.model.unique()):
