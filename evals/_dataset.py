@@ -30,8 +30,17 @@ def _suffix(size: int) -> str:
 
 
 def detection_samples(
-    regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int, observation: str = "full"
+    regimes: list[str],
+    seeds: list[int],
+    size: int,
+    modality: str,
+    batch_size: int,
+    observation: str = "full",
+    *,
+    task: str = "Audit the memory of",
 ) -> list[Sample]:
+    """One sample per (regime, seed). The perception probe uses these ids and metadata
+    too (with its own ``task`` words), so a seed's rows of the two tasks pair up."""
     samples = []
     for regime in regimes:
         for seed in seeds:
@@ -39,7 +48,7 @@ def detection_samples(
             samples.append(
                 Sample(
                     id=f"{regime}{_suffix(size)}-s{seed}",
-                    input=f"Audit the memory of SpatialSTALE instance {regime} seed {seed} ({modality}).",
+                    input=f"{task} SpatialSTALE instance {regime} seed {seed} ({modality}).",
                     metadata={
                         **instance_metadata(instance),
                         "modality": modality,

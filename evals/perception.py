@@ -5,8 +5,8 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, make_instance
-from spatialstale.evals._dataset import instance_metadata
+from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
+from spatialstale.evals._dataset import detection_samples
 from spatialstale.evals._params import boolean, choice, integer, prompt_set_prompts, regimes, reported, seed_list
 from spatialstale.scorers import perception_accuracy
 from spatialstale.solvers import DEFAULT_PROMPT_SET, MODALITIES, OBSERVATIONS, prompt_set_metadata
@@ -18,24 +18,7 @@ def perception_samples(
 ) -> list[Sample]:
     """One sample per (regime, seed), with the detection task's ids and metadata, so a
     seed's perception and detection rows pair up."""
-    suffix = "" if size == DEFAULT_SIZE else f"-n{size}"
-    samples = []
-    for regime in regimes:
-        for seed in seeds:
-            instance = make_instance(seed, regime, size)
-            samples.append(
-                Sample(
-                    id=f"{regime}{suffix}-s{seed}",
-                    input=f"Read the grid of SpatialSTALE instance {regime} seed {seed} ({modality}).",
-                    metadata={
-                        **instance_metadata(instance),
-                        "modality": modality,
-                        "batch_size": batch_size,
-                        "observation": observation,
-                    },
-                )
-            )
-    return samples
+    return detection_samples(regimes, seeds, size, modality, batch_size, observation, task="Read the grid of")
 
 
 @task

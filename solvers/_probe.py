@@ -19,7 +19,6 @@ from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
-    ChatMessageUser,
     ContentText,
     Model,
     ResponseSchema,
@@ -33,7 +32,7 @@ from ._answers import PerceptionParse, cell_label, read_perception
 from ._audit import _first_error as first_error
 from ._detection import detection_windows
 from ._navigation import auditor_model, instance_of, limit_reason
-from ._prompts import answer_config, fill_prompt, observation_content
+from ._prompts import answer_config, cacheable, fill_prompt, observation_content, user_message
 
 PERCEPTION_STORE_KEY = "spatialstale:perception"
 PERCEPTION_MARKER = "[SpatialSTALE:perception]"
@@ -80,8 +79,8 @@ def perception_messages(
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_PERCEPTION_PROMPT, size)),
-        ChatMessageUser(
-            content=[*observation_content(grid, agent, modality, observation), ContentText(text=cells_block(cells))]
+        user_message(
+            [*cacheable(observation_content(grid, agent, modality, observation)), ContentText(text=cells_block(cells))]
         ),
     ]
 

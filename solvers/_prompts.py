@@ -204,7 +204,7 @@ def observation_content(grid: Grid, agent: Pos, modality: str, observation: str 
     return parts
 
 
-def _cache_breakpoint(parts: list[Content]) -> list[Content]:
+def cacheable(parts: list[Content]) -> list[Content]:
     """``parts`` with the last text part marked as the end of the cacheable prefix."""
     for index in range(len(parts) - 1, -1, -1):
         part = parts[index]
@@ -214,7 +214,7 @@ def _cache_breakpoint(parts: list[Content]) -> list[Content]:
     return parts
 
 
-def _user(parts: list[Content]) -> ChatMessageUser:
+def user_message(parts: list[Content]) -> ChatMessageUser:
     """The user message of ``parts``, each text part after the first starting on a new
     line: providers and chat templates that join parts add no separator of their own,
     and a block must not run on into the one before it."""
@@ -242,9 +242,9 @@ def audit_messages(
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_AUDIT_PROMPT, size)),
-        _user(
+        user_message(
             [
-                *_cache_breakpoint(observation_content(grid, agent, modality, observation)),
+                *cacheable(observation_content(grid, agent, modality, observation)),
                 ContentText(text=memory_block(entries)),
             ]
         ),
@@ -264,9 +264,9 @@ def selfverify_messages(
     order of the audit, so the two kinds of call read alike)."""
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_SELFVERIFY_PROMPT, size)),
-        _user(
+        user_message(
             [
-                *_cache_breakpoint(observation_content(grid, agent, modality, observation)),
+                *cacheable(observation_content(grid, agent, modality, observation)),
                 ContentText(text=memory_block(entries)),
             ]
         ),
@@ -292,7 +292,7 @@ def navigate_messages(
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, size)),
-        _user(
+        user_message(
             [
                 ContentText(text=memory_block(view or ()), cache_breakpoint=True),
                 *observation_content(grid, agent, modality, observation),

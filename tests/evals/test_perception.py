@@ -171,8 +171,8 @@ def test_probe_shows_the_observation_an_audit_shows(modality: str) -> None:
     probe = perception_messages([(0, 0), (0, 1)], grid, instance.start, modality)[1].content
     audit = audit_messages(instance.memory[:2], grid, instance.start, modality)[1].content
     assert isinstance(probe, list) and isinstance(audit, list)
-    shown = [p for p in probe if not (isinstance(p, ContentText) and p.text.startswith(CELLS_HEADER))]
-    observation = [p for p in audit if not (isinstance(p, ContentText) and p.text.startswith("Memory"))]
+    shown = [p for p in probe if not (isinstance(p, ContentText) and p.text.lstrip().startswith(CELLS_HEADER))]
+    observation = [p for p in audit if not (isinstance(p, ContentText) and p.text.lstrip().startswith("Memory"))]
     assert [_shown(p) for p in shown] == [_shown(p) for p in observation]
 
 
