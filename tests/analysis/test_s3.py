@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from spatialstale.analysis._cli import main
-from tests.analysis.test_study import BASE, _last_line, _scores, _start
+from tests.analysis.test_study import BASE, SLOW, _last_line, _scores, _start
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
@@ -60,7 +60,7 @@ def _comparable(markdown: str) -> str:
 
 def test_sharded_study_in_s3_reports_as_the_whole_study(bucket: str, tmp_path: Path) -> None:
     sharded = f"{bucket}/sharded"
-    argv = [*BASE, "--n-seeds", "3", "-M", "delay=0.2", "--log-dir", sharded]
+    argv = [*BASE, "--n-seeds", "3", "-M", f"delay={SLOW}", "--log-dir", sharded]
     first, second = _start([*argv, "--shard", "1/2"]), _start([*argv, "--shard", "2/2"])
     deadline = time.monotonic() + 240
     while not _eval_files(sharded) and first.poll() is None and time.monotonic() < deadline:
