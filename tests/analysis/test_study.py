@@ -60,6 +60,7 @@ def slowagent() -> type[SlowAgentAPI]:
 
 
 ROOT = Path(__file__).resolve().parents[2]
+SESSION_ENV = dict(os.environ)
 SLOW = 1.0
 """Seconds each call of an interrupted study waits: long enough that no run can finish
 between its first log appearing and the signal, however loaded the machine."""
@@ -106,7 +107,10 @@ def _last_line(text: str) -> str:
 def _start(argv: list[str]) -> subprocess.Popen[str]:
     """The CLI in its own process, with the slow agent registered."""
     code = "import sys, tests.analysis.test_study; from spatialstale.analysis._cli import main; sys.exit(main())"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    # the environment as the test session began (earlier in-process evals may have set
+    # variables), plus the S3 test's AWS settings
+    aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    env = {**SESSION_ENV, **aws, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
         [sys.executable, "-c", code, *argv],
         cwd=ROOT,
