@@ -5,7 +5,9 @@ The provider answers the suite's real prompts offline, with no API key and no GP
     inspect eval spatialstale/detection --model spatialstale/observer -T n_seeds=3
 
 Model names: ``observer``, ``credulous``, ``random``, ``colourblind`` (see ``_policies``). Every
-output carries an estimated token usage, so Inspect never needs a tokenizer.
+output carries an estimated token usage, so Inspect never needs a tokenizer. A request that
+offers tools (the tool-using navigator, ``-T agent=tools``) is answered with tool calls (see
+``_tools``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ._perception import perceive
 from ._policies import AGENTS
+from ._tools import tool_output
 
 try:
     # Inspect's CLI exits 1 on a SilentException without printing anything; it is
@@ -127,6 +130,11 @@ class ReferenceAgentAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        if tools:
+            # a turn of the tool-using navigator's conversation (-T agent=tools)
+            output = tool_output(self.model_name, self.policy, input, tools, answer_rng(config.seed, input))
+            output.usage = _usage(input, output.message.text)
+            return output
         answer = self.policy.answer(perceive(input), answer_rng(config.seed, input))
         output = ModelOutput.from_content(model=self.model_name, content=answer)
         output.usage = _usage(input, answer)

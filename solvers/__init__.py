@@ -31,20 +31,25 @@ from ._strategies import (
     UnknownEntry,
     make_strategy,
 )
+from ._tools import DEFAULT_NAVIGATOR, DEFAULT_TOOLS_PROMPT, NAVIGATORS, TOOLS_STORE_KEY, ToolEpisode, run_tool_episode
 
 __all__ = [
     "DEFAULT_AUDIT_PROMPT",
     "DEFAULT_FILTER",
     "DEFAULT_NAVIGATE_PROMPT",
+    "DEFAULT_NAVIGATOR",
     "DEFAULT_PROMPT_SET",
     "DEFAULT_SELFVERIFY_PROMPT",
+    "DEFAULT_TOOLS_PROMPT",
     "DETECTION_STORE_KEY",
     "EPISODE_STORE_KEY",
     "FILTERS",
     "MODALITIES",
+    "NAVIGATORS",
     "OBSERVATIONS",
     "PROMPT_SETS",
     "STRATEGIES",
+    "TOOLS_STORE_KEY",
     "ActionParse",
     "AuditParse",
     "AuditResult",
@@ -54,6 +59,7 @@ __all__ = [
     "SelfVerifyParse",
     "StepRecord",
     "StrategyContext",
+    "ToolEpisode",
     "UnknownEntry",
     "batched_audit",
     "detect",
@@ -70,5 +76,6 @@ __all__ = [
     "read_audit",
     "read_selfverify",
     "run_episode",
+    "run_tool_episode",
     "selfverify_audit",
 ]

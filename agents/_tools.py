@@ -1,0 +1,205 @@
+"""The reference agents as tool callers: their answers to the tool-using navigator.
+
+A request that offers tools (``-T agent=tools``) is one turn of an episode's
+conversation. Each agent reads the conversation as a model must, from its text and
+pixels: the latest observation (the first user message, a ``move`` result or a
+fallback note, whichever came last) and the answers ``recall`` gave.
+
+- ``observer`` (and ``colourblind``) moves along its shortest hole-free path on the
+  latest observation: exactly the move it answers the prompt navigator, so its
+  episodes equal the prompt navigator's.
+- ``credulous`` trusts memory. It plans a shortest path on the map it believes:
+  a recalled SAFE claim is ice, a recalled DANGER claim a hole, a cell memory says
+  nothing about (or marks UNKNOWN) is what the observation shows, and a cell it has
+  not recalled yet might be either, so it is planned on as walkable. It recalls the
+  cells of that path it knows nothing about, replans when memory contradicts the
+  plan, and moves once the whole path is known; the cell it steps into is recalled
+  again after every move (a re-audit may have changed the view). It never recalls a
+  cell twice between two moves, so it stays within the call budget (n²).
+- ``random`` moves at random.
+
+Everything is a function of the conversation (and, for ``random``, of its seed), so
+the agents stay deterministic.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    ModelOutput,
+)
+from inspect_ai.tool import ToolCall, ToolInfo
+
+from spatialstale.env import Action, Grid, Pos, shortest_path
+from spatialstale.solvers._tools import MOVE_NAME, NO_MEMORY_ANSWER, RECALL_NAME
+
+from ._perception import UNKNOWN_CELL, Perception, perceive, read_memory
+from ._policies import ACTION_ORDER, BeliefAgent, ColourBlindAgent, Policy, RandomAgent, not_understood, plan_action
+
+_OBSERVATION_MARK = "Position: ("
+"""Every message that shows the agent's situation ends with the position line."""
+
+
+def latest_observation(messages: Sequence[ChatMessage]) -> Perception | None:
+    """The grid, position and goal of the last message showing them (text or image)."""
+    for message in reversed(messages):
+        if isinstance(message, ChatMessageTool | ChatMessageUser) and _OBSERVATION_MARK in message.text:
+            return perceive([ChatMessageUser(content=message.content)])
+    return None
+
+
+def _calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCall]:
+    return {
+        call.id: call
+        for message in messages
+        if isinstance(message, ChatMessageAssistant)
+        for call in message.tool_calls or ()
+    }
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """What the conversation's ``recall`` answers said.
+
+    Attributes:
+        claims: the latest answer per recalled cell: ``SAFE``, ``DANGER`` or None
+            (memory holds no claim there).
+        fresh: cells recalled since the latest observation (from the current view).
+        refused: a call since the latest observation was refused for the budget.
+        empty: recall answered that there is no memory at all (NoMemory).
+    """
+
+    claims: dict[Pos, str | None]
+    fresh: frozenset[Pos]
+    refused: bool
+    empty: bool
+
+
+def recalled(messages: Sequence[ChatMessage]) -> Recalled:
+    """Read every ``recall`` answer of the conversation, in order."""
+    calls = _calls_by_id(messages)
+    claims: dict[Pos, str | None] = {}
+    fresh: set[Pos] = set()
+    refused = empty = False
+    for message in messages:
+        if isinstance(message, ChatMessageTool | ChatMessageUser) and _OBSERVATION_MARK in message.text:
+            fresh, refused = set(), False
+        if not isinstance(message, ChatMessageTool) or message.function != RECALL_NAME:
+            continue
+        if message.error is not None:
+            refused = refused or message.error.type == "limit"
+            continue
+        call = calls.get(message.tool_call_id or "")
+        if call is None:
+            continue
+        try:
+            pos = (int(call.arguments["row"]), int(call.arguments["col"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        empty = empty or NO_MEMORY_ANSWER in message.text
+        said = [m.claim for m in read_memory(message.text) if m.pos == pos]
+        claims[pos] = said[0] if said else None
+        fresh.add(pos)
+    return Recalled(claims, frozenset(fresh), refused, empty)
+
+
+def believed_map(seen: Perception, memory: Recalled, *, optimistic: bool) -> Grid:
+    """The observed grid with memory's word wherever recall gave one.
+
+    With ``optimistic``, a cell not recalled yet is walkable (memory might call it
+    safe); otherwise it is what the observation shows.
+    """
+    grid = seen.grid or ()
+    rows = []
+    for r, row in enumerate(grid):
+        cells = []
+        for c, cell in enumerate(row):
+            claim = memory.claims.get((r, c))
+            if claim is not None:
+                cells.append("H" if claim == "DANGER" else "F")
+            elif (r, c) in memory.claims or memory.empty or not optimistic:
+                cells.append("F" if cell == UNKNOWN_CELL else cell)
+            else:
+                cells.append("F")
+        rows.append("".join(cells))
+    return tuple(rows)
+
+
+def _action_to(agent: Pos, nxt: Pos) -> Action:
+    step = (nxt[0] - agent[0], nxt[1] - agent[1])
+    return next(a for a in ACTION_ORDER if a.delta == step)
+
+
+def credulous_turn(
+    seen: Perception, agent: Pos, goal: Pos, messages: Sequence[ChatMessage]
+) -> tuple[Action | None, list[Pos]]:
+    """The credulous agent's turn: the cells to recall, or else the move to make."""
+    memory = recalled(messages)
+    if not memory.refused and not memory.empty:
+        path = shortest_path(believed_map(seen, memory, optimistic=True), agent, goal)
+        if path is not None and len(path) >= 2:
+            unknown = [p for p in path[1:] if p not in memory.claims]
+            if unknown:
+                return None, unknown
+            if path[1] not in memory.fresh:
+                return None, [path[1]]
+            return _action_to(agent, path[1]), []
+    return plan_action(believed_map(seen, memory, optimistic=False), agent, goal), []
+
+
+def _call(function: str, turn: int, index: int, **arguments: object) -> ToolCall:
+    # ids only need to be unique within the conversation
+    return ToolCall(id=f"{function}_{turn}_{index}", function=function, arguments=dict(arguments))
+
+
+def tool_turn(
+    policy: Policy, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo], rng: random.Random
+) -> tuple[str, list[ToolCall]]:
+    """One turn of ``policy`` in a tool conversation: its text and its tool calls."""
+    names = {t.name for t in tools}
+    if MOVE_NAME not in names:
+        return not_understood(f"the tools offered ({', '.join(sorted(names)) or 'none'}) hold no {MOVE_NAME}"), []
+    turn = sum(isinstance(m, ChatMessageAssistant) for m in messages)
+    if isinstance(policy, RandomAgent):
+        return "A random move.", [_call(MOVE_NAME, turn, 0, direction=rng.choice(ACTION_ORDER).name.lower())]
+    seen = latest_observation(messages)
+    if seen is None or seen.grid is None:
+        return not_understood("the conversation shows no grid"), []
+    grid, agent, goal = seen.grid, seen.agent, seen.goal
+    if agent is None or goal is None:
+        return not_understood("the conversation gives no agent position"), []
+    if isinstance(policy, ColourBlindAgent) and seen.source == "image":
+        grid = tuple(row.replace("H", "F") for row in grid)
+        seen = replace(seen, grid=grid)
+    if isinstance(policy, BeliefAgent) and policy.trust_memory and RECALL_NAME in names:
+        action, cells = credulous_turn(seen, agent, goal, messages)
+        if action is None:
+            calls = [_call(RECALL_NAME, turn, i, row=r, col=c) for i, (r, c) in enumerate(cells)]
+            return f"Recalling {len(cells)} cell(s) on my path.", calls
+    else:
+        action = plan_action(grid, agent, goal)
+    return f"Moving {action.name.lower()}.", [_call(MOVE_NAME, turn, 0, direction=action.name.lower())]
+
+
+def tool_output(
+    model: str, policy: Policy, messages: list[ChatMessage], tools: Sequence[ToolInfo], rng: random.Random
+) -> ModelOutput:
+    """The ``ModelOutput`` of one tool turn (``stop_reason`` ``tool_calls`` when it calls any)."""
+    text, calls = tool_turn(policy, messages, tools, rng)
+    return ModelOutput(
+        model=model,
+        choices=[
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(content=text, model=model, source="generate", tool_calls=calls or None),
+                stop_reason="tool_calls" if calls else "stop",
+            )
+        ],
+    )

@@ -1,0 +1,472 @@
+"""The tool-using navigator (``-T agent=tools``): one conversation per episode.
+
+The prompt navigator (``_navigation.run_episode``) makes one fresh call per step with
+the whole memory view in the prompt. The tool-using navigator plays the same episode
+as agents in practice do: one conversation, opened by the observation, the position,
+the goal and the step budget, in which the model calls two tools defined with
+Inspect's ``@tool``:
+
+- ``move(direction)``: one step of the world (``up``, ``down``, ``left``, ``right``);
+  it returns the new observation, position and remaining budget, or the outcome when
+  the episode ends.
+- ``recall(row, col)``: what the strategy's *current* memory view holds about a cell:
+  its entry line (an ``UNKNOWN`` line under ``filter=unknown``), that memory holds no
+  entry there (a filter removed it), or, under NoMemory, that there is no memory.
+
+The loop is ours: ``model.generate(input=messages, tools=tools)`` then Inspect's
+``execute_tools``, one call at a time, so each call is a ``ToolEvent`` in the
+transcript and the memory view is refreshed between a move and a later call of the
+same turn. The strategy is asked for its view before each move exactly as the prompt
+navigator asks it (``strategy.view(env.steps, env.grid, env.agent)``), so OMCD
+re-audits when the world has changed; audits run outside the tools, so a sample
+limit they hit ends the episode as it does for the prompt navigator.
+
+Rules for what is not a move (SPEC §7: a missing action falls back and is counted):
+
+- An answer with no tool call falls back to one greedy step (DOWN until the goal
+  row, then RIGHT), recorded as a fallback with reading ``unreadable``.
+- Between two moves at most ``call_budget(size)`` = n² other calls are executed (as
+  many as memory has entries); calls to any tool but ``move`` beyond it get a tool
+  error. A turn that ends without a move once the budget is spent falls back to a
+  greedy step too (counted as ``stalled``), so no model can loop forever.
+- Several moves in one turn run in order until the episode ends; every later call
+  gets the tool error ``the episode is over``.
+- Unknown tools and bad arguments get Inspect's tool error (or ours, naming the valid
+  choices) back; nothing a model calls can crash the sample. Every such call is counted.
+
+The episode is stored as the prompt navigator stores it (``Episode``/``StepRecord``), so
+the ``episode_outcome`` scorer and the report read it unchanged; the tool counts are
+added to it under ``tools`` (and kept in the store under ``TOOLS_STORE_KEY``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from inspect_ai.log import transcript
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentText,
+    Model,
+    execute_tools,
+)
+from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
+from inspect_ai.util import span, store
+
+from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, greedy_action
+
+from ._navigation import ANSWER_EXCERPT, Episode, StepRecord
+from ._prompts import NAVIGATE_SCHEMA, answer_config, fill_prompt, observation_content, position_line, user_message
+from ._strategies import MemoryStrategy, UnknownEntry
+
+NAVIGATORS = ("prompt", "tools")
+"""How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
+view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
+
+DEFAULT_NAVIGATOR = "prompt"
+
+TOOLS_MARKER = "[SpatialSTALE:navigate-tools]"
+"""First line of the tool navigator's system prompt: names the call kind in the transcript."""
+
+DEFAULT_TOOLS_PROMPT = (
+    TOOLS_MARKER
+    + """
+You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
+Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
+Coordinates are (row,col), row 0 at the top.
+Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
+a move off the grid leaves the agent in place. It returns what you see after the step.
+The episode also ends when the step budget runs out.
+Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
+exploration of this grid.
+Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
+)
+
+TOOLS_STORE_KEY = "spatialstale:tools"
+
+NO_MEMORY_ANSWER = "You have no memory of this grid."
+"""``recall``'s answer under NoMemory, whatever the cell."""
+
+EPISODE_OVER = "the episode is over: no more calls are taken"
+MOVE_NAME = "move"
+RECALL_NAME = "recall"
+DIRECTIONS = {"up": Action.UP, "down": Action.DOWN, "left": Action.LEFT, "right": Action.RIGHT}
+
+
+def call_budget(size: int) -> int:
+    """Calls other than moves allowed between two moves: one per memory entry."""
+    return size * size
+
+
+def no_entry_answer(row: int, col: int) -> str:
+    """``recall``'s answer for a cell the memory view holds no entry for."""
+    return f"Memory holds no entry for ({row},{col})."
+
+
+@dataclass
+class ToolCounts:
+    """What the model called, and what it did that was not a move.
+
+    Attributes:
+        turns: model calls of the episode.
+        moves: ``move`` calls that moved the agent (or bumped into the edge).
+        recalls: ``recall`` calls answered.
+        no_call_turns: answers that called no tool (each one a greedy fallback step).
+        stalled: steps that fell back because the call budget was spent without a move.
+        unknown_tool: calls of a tool that does not exist.
+        bad_arguments: calls whose arguments Inspect or the tool refused.
+        over_budget: calls refused because the budget between two moves was spent.
+        after_end: calls made after the episode had ended in the same turn.
+    """
+
+    turns: int = 0
+    moves: int = 0
+    recalls: int = 0
+    no_call_turns: int = 0
+    stalled: int = 0
+    unknown_tool: int = 0
+    bad_arguments: int = 0
+    over_budget: int = 0
+    after_end: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ToolEpisode(Episode):
+    """An episode the tool-using navigator played: an ``Episode`` plus its tool counts."""
+
+    tools: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {**super().to_dict(), "agent": "tools", "tools": dict(self.tools)}
+
+
+def _text_or_parts(parts: list[Content]) -> ToolResult:
+    # a tool result reads best as one string; images need the content list
+    if all(isinstance(p, ContentText) for p in parts):
+        return "\n".join(p.text for p in parts if isinstance(p, ContentText))
+    return [p for p in parts if isinstance(p, ContentText | ContentImage)]
+
+
+class ToolRun:
+    """The state of one tool-played episode: the world, the memory view and the counts.
+
+    The ``move`` and ``recall`` tools of the episode call into it; the loop
+    (:func:`run_tool_episode`) refreshes the view before each decision point.
+    """
+
+    def __init__(
+        self,
+        env: DynamicFrozenLakeEnv,
+        strategy: MemoryStrategy,
+        *,
+        modality: str,
+        observation: str,
+        records: list[StepRecord],
+    ) -> None:
+        self.env = env
+        self.strategy = strategy
+        self.modality = modality
+        self.observation = observation
+        self.records = records
+        self.counts = ToolCounts()
+        self.view: tuple[MemoryEntry, ...] | None = None
+        self.view_step = -1
+        self.calls_since_move = 0
+        self.recalled: list[str] = []
+        """Cells recalled since the last move, for the step's info table."""
+        self.reward = 0.0
+        self.terminated = False
+        self.truncated = False
+
+    @property
+    def over(self) -> bool:
+        return self.terminated or self.truncated
+
+    @property
+    def budget(self) -> int:
+        return call_budget(self.env.instance.size)
+
+    async def refresh(self) -> None:
+        """Ask the strategy for the view of this decision point, once per point."""
+        if not self.over and self.view_step != self.env.steps:
+            self.view = await self.strategy.view(self.env.steps, self.env.grid, self.env.agent)
+            self.view_step = self.env.steps
+
+    def situation(self) -> list[Content]:
+        """The observation, position, goal and remaining budget, as a message shows them."""
+        env = self.env
+        return [
+            *observation_content(env.grid, env.agent, self.modality, self.observation),
+            ContentText(text=position_line(env.agent, env.instance.goal, env.max_steps - env.steps)),
+        ]
+
+    def step(self, action: Action, *, parsed: bool, reading: str, answer: str) -> list[Content]:
+        """Take ``action`` in the world, record it, and describe what followed."""
+        env, instance = self.env, self.env.instance
+        view = self.view
+        stale = instance.stale_ids(env.grid)
+        stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
+        position = env.agent
+        _, r, self.terminated, self.truncated, info = env.step(int(action))
+        self.reward = float(r)
+        record = StepRecord(
+            step=env.steps,
+            position=position,
+            action=action.name,
+            parsed=parsed,
+            answer=answer[:ANSWER_EXCERPT],
+            reading=reading,
+            view_size=None if view is None else len(view),
+            stale_in_view=stale_in_view,
+            new_position=env.agent,
+            cell=cell_at(env.grid, env.agent).value,
+            applied=tuple((c["row"], c["col"]) for c in info["applied"]),
+            skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
+            unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
+        )
+        self.records.append(record)
+        transcript().info(self._step_table(record), source="navigation")
+        self.calls_since_move = 0
+        self.recalled = []
+        if parsed:
+            self.counts.moves += 1
+        return self.outcome_parts(action, position)
+
+    def outcome_parts(self, action: Action, before: tuple[int, int]) -> list[Content]:
+        env = self.env
+        at = f"({env.agent[0]},{env.agent[1]})"
+        name = action.name.lower()
+        moved = f"Moved {name} to {at}."
+        if env.agent == before:
+            moved = f"Moved {name} into the edge of the grid: still at {at}."
+        if self.terminated and cell_at(env.grid, env.agent) is Cell.HOLE:
+            return [ContentText(text=f"{moved} It is a hole: the episode is over (death).")]
+        if self.terminated:
+            return [ContentText(text=f"{moved} It is the goal: the episode is over (success).")]
+        if self.truncated:
+            return [ContentText(text=f"{moved} The step budget is used up: the episode is over (timeout).")]
+        return [ContentText(text=moved), *self.situation()]
+
+    def _step_table(self, record: StepRecord) -> str:
+        view = "none" if record.view_size is None else str(record.view_size)
+        how = "move call" if record.parsed else "**fallback** (greedy; no move called)"
+        rows = [
+            "| step | position | action | answer | memory view | stale in view | recalled | now at |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {record.step} | {record.position} | {record.action} | {how} | {view} | "
+            f"{', '.join(record.stale_in_view) or '-'} | {', '.join(self.recalled) or '-'} | "
+            f"{record.new_position} = {record.cell} |",
+        ]
+        if record.applied or record.skipped:
+            rows.append("")
+            rows.append(
+                f"World changed after this step at {list(record.applied)}; skipped flips: {list(record.skipped)}"
+            )
+        return "\n".join(rows)
+
+    # the tools' bodies: every refusal is a ToolError, which Inspect returns to the model
+    def move(self, direction: object) -> ToolResult:
+        if self.over:
+            self.counts.after_end += 1
+            raise ToolError(EPISODE_OVER)
+        action = DIRECTIONS.get(direction.strip().lower()) if isinstance(direction, str) else None
+        if action is None:
+            self.counts.bad_arguments += 1
+            self.calls_since_move += 1
+            raise ToolError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
+        return _text_or_parts(
+            self.step(action, parsed=True, reading="read", answer=f"{MOVE_NAME}(direction={direction!r})")
+        )
+
+    def recall(self, row: object, col: object) -> str:
+        if self.over:
+            self.counts.after_end += 1
+            raise ToolError(EPISODE_OVER)
+        self.calls_since_move += 1
+        size = self.env.instance.size
+        if (
+            not isinstance(row, int)
+            or not isinstance(col, int)
+            or isinstance(row, bool)
+            or isinstance(col, bool)
+            or not (0 <= row < size and 0 <= col < size)
+        ):
+            self.counts.bad_arguments += 1
+            raise ToolError(f"row and col must be integers from 0 to {size - 1}; got ({row!r}, {col!r})")
+        self.counts.recalls += 1
+        self.recalled.append(f"({row},{col})")
+        if self.view is None:
+            return NO_MEMORY_ANSWER
+        wanted = entry_id((row, col), size)
+        entry = next((e for e in self.view if e.id == wanted), None)
+        return no_entry_answer(row, col) if entry is None else entry.line
+
+    def episode(self) -> ToolEpisode:
+        """The finished episode, as the prompt navigator's ``Episode`` plus the counts."""
+        env, instance = self.env, self.env.instance
+        died = self.terminated and cell_at(env.grid, env.agent) is Cell.HOLE
+        outcome = "death" if died else "success" if self.terminated else "timeout"
+        death_entry = instance.entry(entry_id(env.agent, instance.size)) if died else None
+        return ToolEpisode(
+            outcome=outcome,
+            steps=env.steps,
+            reward=self.reward,
+            records=tuple(self.records),
+            audits=tuple(self.strategy.audits),
+            died_at=env.agent if died else None,
+            stale_in_view_at_death=self.records[-1].stale_in_view if died else (),
+            died_on_stale=bool(
+                died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (self.view or ())
+            ),
+            final_grid=env.grid,
+            tools=self.counts.to_dict(),
+        )
+
+
+@tool(name=MOVE_NAME)
+def move_tool(run: ToolRun) -> Tool:
+    """The ``move`` tool of one episode."""
+
+    async def execute(direction: str) -> ToolResult:
+        """Take one step on the grid; returns what you see afterwards, or how the episode ended.
+
+        Args:
+            direction: up, down, left or right.
+        """
+        return run.move(direction)
+
+    return execute
+
+
+@tool(name=RECALL_NAME)
+def recall_tool(run: ToolRun) -> Tool:
+    """The ``recall`` tool of one episode."""
+
+    async def execute(row: int, col: int) -> ToolResult:
+        """Read what your memory holds about one cell.
+
+        Args:
+            row: the cell's row, 0 at the top.
+            col: the cell's column, 0 at the left.
+        """
+        return run.recall(row, col)
+
+    return execute
+
+
+def _refusal(call: ToolCall, message: str) -> ChatMessageTool:
+    return ChatMessageTool(
+        content="", tool_call_id=call.id, function=call.function, error=ToolCallError("limit", message)
+    )
+
+
+async def _run_call(
+    run: ToolRun, history: list[ChatMessage], message: ChatMessageAssistant, call: ToolCall, tools: list[Tool]
+) -> list[ChatMessage]:
+    """Execute one of the turn's calls through Inspect (a ToolEvent in the transcript)
+    and count what it was; the view is refreshed first if a move came before it."""
+    names = (MOVE_NAME, RECALL_NAME)
+    if run.over:
+        run.counts.after_end += 1
+        transcript().info(f"Call `{call.function}` after the end of the episode: refused.", source="navigation")
+        return [_refusal(call, EPISODE_OVER)]
+    if call.function != MOVE_NAME and run.calls_since_move >= run.budget:
+        run.counts.over_budget += 1
+        transcript().info(f"Call `{call.function}` over the budget of {run.budget}: refused.", source="navigation")
+        return [_refusal(call, f"no more calls before a move (at most {run.budget}): call {MOVE_NAME}")]
+    await run.refresh()
+    single = message.model_copy(update={"tool_calls": [call]})
+    result = await execute_tools([*history, single], tools)
+    for reply in result.messages:
+        if isinstance(reply, ChatMessageTool) and reply.error is not None and reply.error.type == "parsing":
+            # Inspect refused the call before the tool ran: unknown name or arguments off the schema
+            if call.function in names:
+                run.counts.bad_arguments += 1
+            else:
+                run.counts.unknown_tool += 1
+            run.calls_since_move += 1
+    return list(result.messages)
+
+
+async def _fallback(run: ToolRun, answer: str, why: str) -> ChatMessageUser | None:
+    """One greedy step in place of a move the model did not make; what the model is told."""
+    env = run.env
+    await run.refresh()
+    before = env.agent
+    action = greedy_action(before, env.instance.goal)
+    parts = run.step(action, parsed=False, reading="unreadable", answer=answer)
+    if run.over:
+        return None
+    note = ContentText(text=f"{why}, so the agent took one default step: {action.name.lower()}.")
+    return user_message([note, *parts])
+
+
+async def run_tool_episode(
+    env: DynamicFrozenLakeEnv,
+    strategy: MemoryStrategy,
+    navigator: Model,
+    *,
+    modality: str,
+    prompt: str,
+    records: list[StepRecord] | None = None,
+    observation: str = "full",
+) -> ToolEpisode:
+    """Play one episode as a conversation with ``move`` and ``recall`` tools.
+
+    Args:
+        env: the world; it is reset here.
+        strategy: the memory strategy whose view ``recall`` answers from.
+        navigator: the model that calls the tools.
+        modality: ``text``, ``vision`` or ``both``: how observations are shown.
+        prompt: the system prompt (``{size}`` is filled in).
+        records: each step is appended as it is taken (a new list when None), so a
+            caller keeps the steps of an episode a sample limit interrupts.
+        observation: the text listing, ``full`` or ``holes``.
+    """
+    env.reset()
+    run = ToolRun(env, strategy, modality=modality, observation=observation, records=[] if records is None else records)
+    tools = [move_tool(run), recall_tool(run)]
+    config = answer_config(NAVIGATE_SCHEMA, False, navigator)
+    try:
+        await run.refresh()
+        messages: list[ChatMessage] = [
+            ChatMessageSystem(content=fill_prompt(prompt, env.instance.size)),
+            user_message(run.situation()),
+        ]
+        while not run.over:
+            async with span(f"step {env.steps + 1}", type="step"):
+                steps = env.steps
+                while env.steps == steps and not run.over:
+                    await run.refresh()
+                    output = await navigator.generate(input=messages, tools=tools, config=config)
+                    run.counts.turns += 1
+                    message = output.message
+                    history = list(messages)
+                    messages.append(message)
+                    if not message.tool_calls:
+                        run.counts.no_call_turns += 1
+                        note = await _fallback(run, message.text or "(no tool call)", "Your answer called no tool")
+                        messages.extend([note] if note else [])
+                        continue
+                    for call in message.tool_calls:
+                        messages.extend(await _run_call(run, history, message, call, tools))
+                    if env.steps == steps and not run.over and run.calls_since_move >= run.budget:
+                        run.counts.stalled += 1
+                        note = await _fallback(
+                            run,
+                            f"({run.calls_since_move} calls without a move)",
+                            f"You made {run.calls_since_move} calls without a move",
+                        )
+                        messages.extend([note] if note else [])
+    finally:
+        store().set(TOOLS_STORE_KEY, run.counts.to_dict())
+    return run.episode()
