@@ -21,15 +21,26 @@ import numpy as np
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
 from PIL import Image, UnidentifiedImageError
 
-from spatialstale.env import CELL_PX, COLOURS, HOLES_NOTE, Grid, Pos, probe_pixel
+from spatialstale.env import (
+    CELL_PX,
+    COLOURS,
+    FOG_CELL,
+    FOG_COLOUR,
+    FOG_HOLES_NOTE,
+    HOLES_NOTE,
+    Grid,
+    Pos,
+    probe_pixel,
+)
 from spatialstale.solvers._probe import PERCEPTION_MARKER
 from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
 
 MAX_SIZE = 256
 """Largest grid side a prompt is read as; bigger coordinates are ignored."""
 
-UNKNOWN_CELL = "?"
-"""A cell the prompt gives no reading of; planners treat it as walkable."""
+UNKNOWN_CELL = FOG_CELL
+"""A cell the prompt gives no reading of (left out, or beyond the view under fog:
+``(r,c)=?`` or grey in the image); planners treat it as walkable unless memory speaks."""
 
 AGENT_RED = (0xFF, 0x00, 0x00)
 _RED_TOLERANCE = 60
@@ -37,7 +48,10 @@ _RED_TOLERANCE = 60
 _MEMORY_LINE = re.compile(r"\[(mem_\d+)\]\s*(SAFE|DANGER)\s+at\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
 _UNKNOWN_LINE = re.compile(r"\[(mem_\d+)\]\s*UNKNOWN\b[^\n]*?\bat\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
 """An entry a filter kept but marked unknown: ``[mem_xxx] UNKNOWN (flagged stale at step t) at (r,c)``."""
-_CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHG])\b")
+_CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHG]\b|\?)")
+"""A listed cell; ``?`` is a cell beyond the view (fog)."""
+_VISIBLE = re.compile(r"\byou see rows (\d+)-(\d+) and columns (\d+)-(\d+)")
+"""The fog rule's statement of the visible rows and columns."""
 _POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
 _AGENT_AT = re.compile(r"\bAgent at\s*\((\d+)\s*,\s*(\d+)\)")
 _GOAL = re.compile(r"\bGoal(?: at|:)\s*\((\d+)\s*,\s*(\d+)\)")
@@ -179,8 +193,12 @@ def decode_image(image: str) -> Image.Image | None:
     return None
 
 
+_PALETTE = {**COLOURS, UNKNOWN_CELL: FOG_COLOUR}
+"""Every colour a cell is drawn in: the four cell types and the fog of an unseen cell."""
+
+
 def _nearest_cell(pixel: tuple[int, int, int]) -> str:
-    return min(COLOURS, key=lambda name: sum((a - b) ** 2 for a, b in zip(COLOURS[name], pixel, strict=True)))
+    return min(_PALETTE, key=lambda name: sum((a - b) ** 2 for a, b in zip(_PALETTE[name], pixel, strict=True)))
 
 
 def read_image_grid(image: Image.Image, size_hint: int | None = None) -> tuple[Grid, Pos | None] | None:
@@ -189,8 +207,8 @@ def read_image_grid(image: Image.Image, size_hint: int | None = None) -> tuple[G
     The grid size is the image width over ``CELL_PX`` (the renderer keeps the cell
     size and grows the image); an image whose width is not a multiple of it is read
     with ``size_hint`` cells per side when that divides the width. Each cell's type
-    is the colour nearest its probe pixel; the agent is the cell holding most of the
-    red triangle.
+    is the colour nearest its probe pixel (the fog's grey reads as ``?``); the agent
+    is the cell holding most of the red triangle.
     """
     width, height = image.size
     if width != height or width == 0 or width > MAX_SIZE * CELL_PX:
@@ -226,6 +244,28 @@ def _find_agent(image: Image.Image, size: int, cell_px: int) -> Pos | None:
     return (int(r), int(c))
 
 
+def _visible_ice(grid: Grid | None, text: str, size_hint: int | None) -> Grid | None:
+    """The fogged holes-only listing: every unlisted cell inside the visible rows and
+    columns the rule states is F; the rest stays unknown."""
+    window = _VISIBLE.search(text)
+    if window is None:
+        return grid
+    r0, r1, c0, c1 = (int(g) for g in window.groups())
+    listed = grid or ()
+    size = max(len(listed), size_hint or 0, r1 + 1, c1 + 1)
+    if size > MAX_SIZE:
+        return grid
+    rows = [
+        [listed[r][c] if r < len(listed) and c < len(listed) else UNKNOWN_CELL for c in range(size)]
+        for r in range(size)
+    ]
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
+            if rows[r][c] == UNKNOWN_CELL:
+                rows[r][c] = "F"
+    return tuple("".join(row) for row in rows)
+
+
 def _last_pos(pattern: re.Pattern[str], text: str) -> Pos | None:
     matches = list(pattern.finditer(text))
     if not matches:
@@ -252,6 +292,10 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     if grid is not None and HOLES_NOTE in text:
         # the holes-only listing (-T observation=holes) names every cell it leaves out as F
         grid = tuple(row.replace(UNKNOWN_CELL, "F") for row in grid)
+    elif FOG_HOLES_NOTE in text:
+        # a fogged holes-only listing may list no cell at all (only ice in view)
+        goal_seen = _last_pos(_GOAL, text)
+        grid = _visible_ice(grid, text, max(size_hint or 0, 1 + max(goal_seen)) if goal_seen else size_hint)
     source = "text" if grid is not None else "none"
     seen_agent: Pos | None = None
     problem: str | None = None

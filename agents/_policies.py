@@ -6,6 +6,14 @@
   nothing and walks a shortest path on the remembered map. An entry listed as
   UNKNOWN (``filter=unknown``) is no memory to it: it plans on what it sees there,
   exactly as if the entry had been deleted.
+
+Under fog (``-T view_radius``) a cell beyond the view is unknown (``?``). The
+observer plans on what it sees and, where it sees nothing, on its memory view's
+claim when it has one; the credulous agent trusts memory wherever memory speaks and
+the observation elsewhere. A cell neither shows is walkable to both. Neither keeps a
+map between steps: each step is planned afresh on that step's prompt (a model may do
+better by remembering what it saw), so an agent can walk back and forth until the
+step budget ends the episode. An auditor keeps every entry whose cell it cannot see.
 - ``random`` is the chance baseline: uniform actions, each entry flagged with p=1/2.
 - ``colourblind`` is the observer with one defect: it cannot tell a hole from ice in
   the image (it sees every hole as ice there) but reads the text listing exactly.
@@ -49,14 +57,17 @@ def believed_grid(seen: Perception, *, trust_memory: bool) -> Grid | None:
 
     A trusted SAFE entry makes its cell walkable (an observed hole becomes ice); a
     trusted DANGER entry makes it a hole. An UNKNOWN entry (``seen.unknown``) claims
-    nothing, so its cell keeps what the observation shows.
+    nothing, so its cell keeps what the observation shows. An agent that does not
+    trust memory over its eyes still takes memory's claim for a cell it cannot see.
     """
-    if seen.grid is None or not trust_memory:
-        return seen.grid
+    if seen.grid is None:
+        return None
     rows = [list(row) for row in seen.grid]
     for entry in seen.memory:
         r, c = entry.pos
         if not (0 <= r < seen.size and 0 <= c < seen.size):
+            continue
+        if not trust_memory and rows[r][c] != UNKNOWN_CELL:
             continue
         if entry.claim == "DANGER":
             rows[r][c] = "H"
@@ -154,14 +165,16 @@ class BeliefAgent:
         if seen.kind is None:
             return not_understood("it is not a SpatialSTALE audit, self-check, perception or navigation prompt")
         grid = believed_grid(seen, trust_memory=self.trust_memory)
-        if grid is None:
+        if grid is None or seen.grid is None:
             return not_understood(seen.problem or "the prompt shows no grid")
+        # the observer answers what it sees; a cell it cannot see it leaves unjudged
+        judged = grid if self.trust_memory else seen.grid
         if seen.kind is CallKind.PERCEPTION:
-            return perception_answer(seen.cells, grid)
+            return perception_answer(seen.cells, judged)
         if seen.kind is CallKind.AUDIT:
-            return audit_answer(judge(seen.memory, grid))
+            return audit_answer(judge(seen.memory, judged))
         if seen.kind is CallKind.SELFVERIFY:
-            return selfverify_answer([entry.id for entry, stale, _ in judge(seen.memory, grid) if stale])
+            return selfverify_answer([entry.id for entry, stale, _ in judge(seen.memory, judged) if stale])
         if seen.agent is None or seen.goal is None:
             return not_understood("the prompt gives no agent position")
         if not (0 <= seen.agent[0] < len(grid) and 0 <= seen.agent[1] < len(grid)):

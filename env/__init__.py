@@ -5,6 +5,7 @@ Pure and seedable; nothing here imports Inspect or knows about models.
 
 import gymnasium
 
+from ._fog import FOG_CELL, fog, fog_note, in_view, validate_view_radius, view_radius_of, visible_window
 from ._grid import (
     apply_changes,
     cell_at,
@@ -32,6 +33,8 @@ from ._regimes import REGIMES
 from ._render import (
     CELL_PX,
     COLOURS,
+    FOG_COLOUR,
+    FOG_HOLES_NOTE,
     HOLES_NOTE,
     holes_observation,
     probe_pixel,
@@ -52,6 +55,9 @@ __all__ = [
     "COLOURS",
     "DEFAULT_SIZE",
     "ENV_ID",
+    "FOG_CELL",
+    "FOG_COLOUR",
+    "FOG_HOLES_NOTE",
     "HOLES_NOTE",
     "MASTER_SEED",
     "MAX_STEPS",
@@ -71,9 +77,12 @@ __all__ = [
     "changed_cells",
     "default_seeds",
     "entry_id",
+    "fog",
+    "fog_note",
     "generate_grid",
     "greedy_action",
     "holes_observation",
+    "in_view",
     "is_solvable",
     "make_instance",
     "move",
@@ -86,4 +95,7 @@ __all__ = [
     "validate_regime",
     "validate_seed",
     "validate_size",
+    "validate_view_radius",
+    "view_radius_of",
+    "visible_window",
 ]

@@ -8,6 +8,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from ._fog import FOG_CELL, fog_note, is_fogged
 from ._types import Grid, Pos
 
 CELL_PX = 48
@@ -20,6 +21,9 @@ COLOURS = {
     "G": (0xDA, 0xA5, 0x20),
 }
 AGENT_COLOUR = (0xFF, 0x00, 0x00)
+FOG_COLOUR = (0x80, 0x80, 0x80)
+"""A cell beyond the view (``-T view_radius``): mid grey, far from every cell colour
+and from the agent's red, so a reader of the pixels cannot mistake it for a cell type."""
 LINE_COLOUR = (0xFF, 0xFF, 0xFF)
 LABEL_ON_DARK = (0xFF, 0xFF, 0xFF)
 LABEL_ON_LIGHT = (0x00, 0x00, 0x00)
@@ -29,10 +33,14 @@ def text_observation(grid: Grid, agent: Pos) -> str:
     """The full grid, one ``Row r:`` line per row, then the agent and the goal.
 
     The listing gives each cell's true type; the agent's position is stated on the
-    last line rather than drawn over its cell.
+    last line rather than drawn over its cell. A fogged grid (see ``fog``) lists each
+    cell beyond the view as ``(r,c)=?`` and adds a line stating the rule.
     """
     size = len(grid)
     lines = [f"Row {r}: " + " ".join(f"({r},{c})={grid[r][c]}" for c in range(size)) for r in range(size)]
+    note = fog_note(grid, agent)
+    if note is not None:
+        lines.append(note)
     lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({size - 1},{size - 1}).")
     return "\n".join(lines)
 
@@ -40,23 +48,34 @@ def text_observation(grid: Grid, agent: Pos) -> str:
 HOLES_NOTE = "Every cell not listed is F (frozen ice)."
 """The line that tells a reader of :func:`holes_observation` what the unlisted cells are."""
 
+FOG_HOLES_NOTE = "Every visible cell not listed is F (frozen ice)."
+""":data:`HOLES_NOTE` of a fogged grid: only the visible cells are listed or implied."""
+
 
 def holes_observation(grid: Grid, agent: Pos) -> str:
     """The same grid listing only S, G and the holes, then the agent and the goal.
 
     Every other cell is F, so the listing carries the same information as
     :func:`text_observation` in O(holes) rather than O(n²) text; the cheaper
-    observation for large grids.
+    observation for large grids. On a fogged grid it lists the visible cells other
+    than F, says every other visible cell is F and states which rows and columns are
+    visible (the rest is unknown).
     """
     size = len(grid)
-    cells = [f"({r},{c})={grid[r][c]}" for r in range(size) for c in range(size) if grid[r][c] != "F"]
+    fogged = is_fogged(grid)
+    cells = [f"({r},{c})={grid[r][c]}" for r in range(size) for c in range(size) if grid[r][c] not in ("F", FOG_CELL)]
+    notes = [HOLES_NOTE] if not fogged else [FOG_HOLES_NOTE, str(fog_note(grid, agent))]
     return "\n".join(
         [
             f"Cells other than F: {' '.join(cells) or '(none)'}",
-            HOLES_NOTE,
+            *notes,
             f"Agent at ({agent[0]},{agent[1]}). Goal at ({size - 1},{size - 1}).",
         ]
     )
+
+
+def _colour(cell: str) -> tuple[int, int, int]:
+    return FOG_COLOUR if cell == FOG_CELL else COLOURS[cell]
 
 
 @lru_cache(maxsize=1)
@@ -67,7 +86,11 @@ def _font() -> ImageFont.ImageFont:
 
 
 def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image.Image:
-    """The grid as an RGB image: coloured cells, coordinate labels, the agent triangle."""
+    """The grid as an RGB image: coloured cells, coordinate labels, the agent triangle.
+
+    A cell beyond the view (``?`` in a fogged grid) is drawn in :data:`FOG_COLOUR`,
+    still labelled with its coordinates.
+    """
     size = len(grid)
     side = size * cell_px
     image = Image.new("RGB", (side, side), LINE_COLOUR)
@@ -76,7 +99,7 @@ def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image
     for r in range(size):
         for c in range(size):
             x0, y0 = c * cell_px, r * cell_px
-            draw.rectangle((x0, y0, x0 + cell_px - 1, y0 + cell_px - 1), fill=COLOURS[grid[r][c]])
+            draw.rectangle((x0, y0, x0 + cell_px - 1, y0 + cell_px - 1), fill=_colour(grid[r][c]))
             label = LABEL_ON_DARK if grid[r][c] == "H" else LABEL_ON_LIGHT
             draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=label, font=font)
     for k in range(size + 1):

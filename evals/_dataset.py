@@ -69,14 +69,18 @@ def navigation_samples(
     strategies: list[str],
     observation: str = "full",
     filter_mode: str = "delete",
+    view_radius: int | None = None,
 ) -> list[Sample]:
     """One sample per (regime, seed, strategy).
 
-    ``filter_mode`` is recorded in every sample's metadata; only a non-default mode
-    is named in the id, so ``delete`` keeps the ids of logs written before it.
+    ``filter_mode`` and ``view_radius`` are recorded in every sample's metadata; only
+    a non-default value is named in the id (``-unknown``, ``-r1``), so the defaults
+    keep the ids of logs written before them.
     """
     samples = []
     mode = "" if filter_mode == "delete" else f"-{filter_mode}"
+    if view_radius is not None:
+        mode += f"-r{view_radius}"
     for regime in regimes:
         for seed in seeds:
             instance = make_instance(seed, regime, size)
@@ -86,6 +90,7 @@ def navigation_samples(
                 "batch_size": batch_size,
                 "observation": observation,
                 "filter": filter_mode,
+                "view_radius": view_radius,
             }
             for strategy in strategies:
                 samples.append(

@@ -8,6 +8,7 @@ from inspect_ai.dataset import MemoryDataset
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
 from spatialstale.evals._params import (
+    TaskParameterError,
     boolean,
     choice,
     choices,
@@ -35,8 +36,22 @@ from spatialstale.solvers import (
 EPISODES = 5
 
 
-VERSION = 2
+VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
+
+FULL_VIEW = "full"
+"""The ``view_radius`` of the paper's protocol: the whole grid at every step."""
+
+
+def view_radius_value(value: object) -> int | None:
+    """``-T view_radius``: ``full`` (or None, the default) or an integer of at least 0."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == FULL_VIEW):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TaskParameterError(f"view_radius must be {FULL_VIEW} or an integer of at least 0; got {value!r}")
+    return value
 
 
 @task
@@ -58,6 +73,7 @@ def navigation(
     observation: str = "full",
     prompt_set: str = DEFAULT_PROMPT_SET,
     filter: str = DEFAULT_FILTER,
+    view_radius: int | str | None = None,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -98,6 +114,13 @@ def navigation(
             listed as ``UNKNOWN (flagged stale at step t)`` so the navigator knows it
             lacks information there. Recorded for NoMemory and NoFilter but changes
             nothing for them (they flag nothing). Sample ids name ``unknown``.
+        view_radius: fog (partial observability): ``full`` (the default, the paper)
+            shows the whole grid; an integer k >= 0 shows only the Chebyshev square
+            of radius k around the agent (k=0: its own cell) at every navigation step
+            and every audit of the episode (OMCD, SelfVerify); the rest is unknown
+            (``(r,c)=?`` in the listing, grey in the image, with a line stating the
+            rule). Oracle still knows the truth. Sample ids name the radius
+            (``L2-omcd-r1-s4810``); task and sample metadata record it (None = full).
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
@@ -122,9 +145,10 @@ def navigation(
         structured = boolean(structured, "structured")
         observation = choice(observation, OBSERVATIONS, "observation")
         filter_mode = choice(filter, FILTERS, "filter")
+        radius = view_radius_value(view_radius)
     recorded = prompt_set_metadata(chosen, prompts)
     samples = navigation_samples(
-        regime_list, seed_values, size, modality, batch_size, strategy_list, observation, filter_mode
+        regime_list, seed_values, size, modality, batch_size, strategy_list, observation, filter_mode, radius
     )
     for sample in samples:
         sample.metadata = {**(sample.metadata or {}), **recorded}
@@ -140,6 +164,7 @@ def navigation(
             structured=structured,
             observation=observation,
             filter_mode=filter_mode,
+            view_radius=radius,
         ),
         scorer=episode_outcome(),
         version=VERSION,
@@ -154,6 +179,7 @@ def navigation(
             "structured": structured,
             "observation": observation,
             "filter": filter_mode,
+            "view_radius": radius,
             **recorded,
         },
     )

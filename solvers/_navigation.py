@@ -20,8 +20,10 @@ from spatialstale.env import (
     Pos,
     cell_at,
     entry_id,
+    fog,
     greedy_action,
     make_instance,
+    validate_view_radius,
 )
 
 from ._answers import ActionParse, read_action
@@ -91,6 +93,8 @@ class Episode:
     died_on_stale: bool = False
     final_grid: Grid = field(default=())
     limit: str | None = None
+    view_radius: int | None = None
+    """The fog radius the episode was played under; None is the full view (the paper)."""
 
     @property
     def fallbacks(self) -> int:
@@ -113,6 +117,8 @@ class Episode:
             "ambiguous": self.readings("ambiguous"),
             "unreadable": self.readings("unreadable"),
             "limit": self.limit,
+            # named only under fog, so a full-view record reads as before the parameter
+            **({"view_radius": self.view_radius} if self.view_radius is not None else {}),
             "trajectory": [list(p) for p in self.trajectory],
             "died_at": list(self.died_at) if self.died_at else None,
             "stale_in_view_at_death": list(self.stale_in_view_at_death),
@@ -136,12 +142,16 @@ async def choose_action(
     prompt: str,
     structured: bool = False,
     observation: str = "full",
+    view_radius: int | None = None,
 ) -> tuple[Action, ActionParse, str]:
-    """One navigator call. An answer without one readable action falls back to a greedy step."""
+    """One navigator call. An answer without one readable action falls back to a greedy step.
+
+    The navigator sees the grid within ``view_radius`` of the agent (all of it when None).
+    """
     instance = env.instance
     messages = navigate_messages(
         view,
-        env.grid,
+        fog(env.grid, env.agent, view_radius),
         env.agent,
         instance.goal,
         env.max_steps - env.steps,
@@ -185,11 +195,13 @@ async def run_episode(
     structured: bool = False,
     records: list[StepRecord] | None = None,
     observation: str = "full",
+    view_radius: int | None = None,
 ) -> Episode:
     """Step the agent until it dies, reaches the goal or runs out of steps.
 
     Each step is appended to ``records`` (a new list when None) as it is taken, so a
-    caller keeps the steps of an episode that a sample limit interrupts.
+    caller keeps the steps of an episode that a sample limit interrupts. Each step
+    shows the grid within ``view_radius`` of the agent (None: the whole grid).
     """
     instance: Instance = env.instance
     env.reset()
@@ -213,6 +225,7 @@ async def run_episode(
                 prompt=prompt,
                 structured=structured,
                 observation=observation,
+                view_radius=view_radius,
             )
             _, r, terminated, truncated, info = env.step(int(action))
             reward = float(r)
@@ -248,6 +261,7 @@ async def run_episode(
             died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (view or ())
         ),
         final_grid=env.grid,
+        view_radius=view_radius,
     )
 
 
@@ -292,6 +306,7 @@ def navigate(
     structured: bool = False,
     observation: str = "full",
     filter_mode: str = DEFAULT_FILTER,
+    view_radius: int | None = None,
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -309,7 +324,12 @@ def navigate(
         filter_mode: how SelfVerify, OMCD and Oracle apply their flags: ``delete``
             removes a flagged entry from the view, ``unknown`` lists it as
             ``UNKNOWN (flagged stale at step t)``. NoMemory and NoFilter ignore it.
+        view_radius: fog: every navigation step and every audit of the episode (OMCD,
+            SelfVerify) sees only the cells within this Chebyshev distance of the
+            agent, the rest as unknown (``?`` in the listing, grey in the image);
+            Oracle still knows the truth. None (the default) shows the whole grid.
     """
+    view_radius = validate_view_radius(view_radius)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
@@ -323,6 +343,7 @@ def navigate(
             structured=structured,
             observation=observation,
             filter_mode=filter_mode,
+            view_radius=view_radius,
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
@@ -337,6 +358,7 @@ def navigate(
                 structured=structured,
                 records=records,
                 observation=observation,
+                view_radius=view_radius,
             )
         except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".
@@ -348,6 +370,7 @@ def navigate(
                 audits=tuple(strategy.audits),
                 final_grid=env.grid,
                 limit=limit_reason(ex),
+                view_radius=view_radius,
             )
             _store(state, episode)
             raise

@@ -40,7 +40,16 @@ from inspect_ai.model import (
 )
 from inspect_ai.util import JSONSchema
 
-from spatialstale.env import Grid, MemoryEntry, Pos, holes_observation, render_png, text_observation
+from spatialstale.env import (
+    Grid,
+    MemoryEntry,
+    Pos,
+    holes_observation,
+    render_png,
+    text_observation,
+    view_radius_of,
+    visible_window,
+)
 
 AUDIT_MARKER = "[SpatialSTALE:audit]"
 SELFVERIFY_MARKER = "[SpatialSTALE:selfverify]"
@@ -144,6 +153,12 @@ IMAGE_OBSERVATION_HEADER = (
     "Current grid (image): light blue = F, near-black = H, green = S, gold = G, red triangle = agent; "
     "each cell is labelled with its (row,col)."
 )
+FOG_IMAGE_OBSERVATION_HEADER = (
+    "Current grid (image): light blue = F, near-black = H, green = S, gold = G, mid grey = beyond your view, "
+    "red triangle = agent; each cell is labelled with its (row,col)."
+)
+"""The image header when fog hides part of the grid (``-T view_radius``); the rule's
+radius and visible rows and columns follow it (:func:`image_header`)."""
 MEMORY_HEADER = "Memory entries:"
 NO_MEMORY = "Memory: (none)"
 
@@ -193,13 +208,34 @@ def grid_listing(grid: Grid, agent: Pos, observation: str = "full") -> str:
     return f"{TEXT_OBSERVATION_HEADER}\n{listing}"
 
 
+def image_header(grid: Grid, agent: Pos) -> str:
+    """The line above the image: its legend, and under fog the grey cells' rule.
+
+    A grid with no fogged cell gets :data:`IMAGE_OBSERVATION_HEADER`, the paper's.
+    """
+    radius = view_radius_of(grid, agent)
+    window = visible_window(grid)
+    if radius is None or window is None:
+        return IMAGE_OBSERVATION_HEADER
+    (r0, r1), (c0, c1) = window
+    return (
+        f"{FOG_IMAGE_OBSERVATION_HEADER} Grey cells are beyond your view (radius {radius} around the agent): "
+        f"you see rows {r0}-{r1} and columns {c0}-{c1}."
+    )
+
+
 def observation_content(grid: Grid, agent: Pos, modality: str, observation: str = "full") -> list[Content]:
-    """The live grid as prompt content: the text listing, the PNG, or both."""
+    """The live grid as prompt content: the text listing, the PNG, or both.
+
+    ``grid`` is what the caller may see: a fogged grid (``spatialstale.env.fog``)
+    lists its hidden cells as ``?``, draws them grey and states the rule; the full
+    grid gives the paper's observation.
+    """
     parts: list[Content] = []
     if modality in ("text", "both"):
         parts.append(ContentText(text=grid_listing(grid, agent, observation)))
     if modality in ("vision", "both"):
-        parts.append(ContentText(text=IMAGE_OBSERVATION_HEADER))
+        parts.append(ContentText(text=image_header(grid, agent)))
         parts.append(ContentImage(image=png_data_uri(grid, agent), detail="high"))
     return parts
 

@@ -8,6 +8,11 @@ The filtering strategies (SelfVerify, OMCD, Oracle) apply their flags in one of
 ``FILTERS``: ``delete`` (the paper) drops a flagged entry from the view; ``unknown``
 keeps it in place as an :class:`UnknownEntry`, which lists the cell as unknown
 instead of repeating the flagged claim.
+
+Under fog (``view_radius``) the audits of SelfVerify and OMCD are shown the grid as
+the agent sees it from where it stands, so an auditor can only check the cells in
+view (and keeps the others, as a careful one must). Oracle still uses the truth: it
+is the oracle.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import ClassVar, Protocol
 
 from inspect_ai.model import Model
 
-from spatialstale.env import Grid, Instance, MemoryEntry, Pos
+from spatialstale.env import Grid, Instance, MemoryEntry, Pos, fog
 
 from ._audit import AuditResult, batched_audit, selfverify_audit
 
@@ -36,6 +41,13 @@ class StrategyContext:
     observation: str = "full"
     filter_mode: str = "delete"
     """How flags shape the view: one of ``FILTERS``."""
+    view_radius: int | None = None
+    """What an audit sees: the Chebyshev square of this radius around the agent
+    (``spatialstale.env.fog``); None shows the whole grid (the paper)."""
+
+    def seen(self, grid: Grid, agent: Pos) -> Grid:
+        """``grid`` as an audit made at ``agent`` sees it."""
+        return fog(grid, agent, self.view_radius)
 
 
 FILTERS = ("delete", "unknown")
@@ -128,7 +140,7 @@ class SelfVerify(_Strategy):
                 await selfverify_audit(
                     c.auditor,
                     self.memory,
-                    grid,
+                    c.seen(grid, agent),
                     agent,
                     modality=c.modality,
                     prompt=c.selfverify_prompt,
@@ -144,7 +156,9 @@ class OMCD(_Strategy):
 
     The grid of the latest audit is kept; at a decision point where the live grid
     differs from it (under L3, the first step after a realized event) the whole store
-    is audited again and the view is rebuilt from these latest judgments.
+    is audited again and the view is rebuilt from these latest judgments. Under fog
+    the trigger is still the live grid (the protocol's schedule), while the audit is
+    shown only what is in view from where the agent stands.
     """
 
     name = "omcd"
@@ -158,7 +172,7 @@ class OMCD(_Strategy):
         return await batched_audit(
             c.auditor,
             self.memory,
-            grid,
+            c.seen(grid, agent),
             agent,
             modality=c.modality,
             batch_size=c.batch_size,
@@ -176,7 +190,10 @@ class OMCD(_Strategy):
 
 
 class Oracle(OMCD):
-    """OMCD's filter fed the ground-truth stale labels; it makes no model call."""
+    """OMCD's filter fed the ground-truth stale labels; it makes no model call.
+
+    Fog does not reach it: it knows the truth of every cell, in view or not.
+    """
 
     name = "oracle"
 

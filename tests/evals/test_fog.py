@@ -1,0 +1,278 @@
+"""``-T view_radius=k`` (fog) through the real navigation task, into tmp log dirs.
+
+The default (the whole grid, the paper) must leave ids, prompts and scores as they
+were without the parameter; under fog every navigation step and every audit of the
+episode sees only the square around the agent, the reference agents read it from the
+text and from the image, and memory starts to matter: with k=1 on L2 the credulous
+navigator without memory no longer always succeeds, while with the oracle's memory it
+does at least as well on every seed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+from inspect_ai.model import ChatMessageSystem
+
+from spatialstale.agents._perception import perceive
+from spatialstale.env import FOG_CELL, default_seeds, fog, holes_observation, make_instance
+from spatialstale.evals._params import TaskParameterError
+from spatialstale.evals.navigation import navigation
+from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES
+from spatialstale.solvers._prompts import (
+    AUDIT_MARKER,
+    FOG_IMAGE_OBSERVATION_HEADER,
+    IMAGE_OBSERVATION_HEADER,
+    NAVIGATE_MARKER,
+    SELFVERIFY_MARKER,
+    navigate_messages,
+)
+from tests.scripted import Call, Script
+
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+SEEDS = ",".join(str(s) for s in default_seeds()[:2])
+CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG?])")
+AGENT_AT = re.compile(r"Agent at \((\d+),(\d+)\)")
+DONE_WHEN_SEEDS = list(default_seeds()[:10])
+"""The first ten default seeds, as they come: the Done-when study of issue 12."""
+
+
+def run(model: str | Any, tmp_path: Path, auditor: str | None = None, **task_args: Any) -> EvalLog:
+    args: dict[str, Any] = {"regime": "L2,L3", "seeds": SEEDS, "episodes": 1, **task_args}
+    [log] = eval(
+        navigation(**args),
+        model=model,
+        model_roles={"auditor": auditor} if auditor else None,
+        log_dir=str(tmp_path),
+        display="none",
+        log_realtime=False,
+    )
+    assert log.status == "success", log.error
+    assert log.samples
+    return log
+
+
+def calls(sample: EvalSample) -> list[tuple[str, str, list[Any]]]:
+    """Each model call of a sample: its marker, its user text and its user content."""
+    out = []
+    for event in resolve_sample_attachments(sample).events:
+        if isinstance(event, ModelEvent):
+            system = next(m.text for m in event.input if isinstance(m, ChatMessageSystem))
+            user = event.input[-1]
+            content = user.content if isinstance(user.content, list) else []
+            out.append((system.splitlines()[0], user.text, content))
+    return out
+
+
+def fingerprint(log: EvalLog) -> dict[str, Any]:
+    """Ids, scores and every prompt and answer of a log, by sample id."""
+    rows = {}
+    for sample in log.samples or []:
+        assert sample.scores is not None
+        [score] = sample.scores.values()
+        resolved = resolve_sample_attachments(sample)
+        prompts = [
+            [m.model_dump_json(exclude={"id"}) for m in e.input] + [e.output.completion]
+            for e in resolved.events
+            if isinstance(e, ModelEvent)
+        ]
+        rows[str(sample.id)] = (score.value, score.answer, json.dumps(score.metadata, sort_keys=True), prompts)
+    return rows
+
+
+@pytest.mark.parametrize("agent", ["credulous", "observer"])
+def test_the_full_view_is_the_run_without_the_parameter(agent: str, tmp_path: Path) -> None:
+    """Ids, prompts (text and image), answers and scores are those of a run without it."""
+    runs = [
+        run(f"spatialstale/{agent}", tmp_path / name, "spatialstale/observer", modality="both", **args)
+        for name, args in (("none", {}), ("full", {"view_radius": "full"}), ("null", {"view_radius": None}))
+    ]
+    default = fingerprint(runs[0])
+    assert len(default) == 2 * 2 * len(STRATEGIES)
+    assert all(re.fullmatch(r"L\d-[a-z]+-s\d+", sample_id) for sample_id in default)
+    for log in runs[1:]:
+        assert fingerprint(log) == default
+    for log in runs:
+        assert (log.eval.metadata or {})["view_radius"] is None
+        assert {s.metadata["view_radius"] for s in log.samples or []} == {None}
+        for sample in log.samples or []:
+            assert "view_radius" not in sample.store[EPISODE_STORE_KEY]
+            for _, text, content in calls(sample):
+                assert "beyond your view" not in text and "=?" not in text
+                assert IMAGE_OBSERVATION_HEADER in text and FOG_IMAGE_OBSERVATION_HEADER not in text
+                assert any(getattr(part, "type", "") == "image" for part in content)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(-1, "-1"), ("far", "'far'"), (1.5, "1.5"), (True, "True"), ("1,2", "'1,2'")]
+)
+def test_a_bad_radius_fails_before_any_model_call(value: object, shown: str) -> None:
+    with pytest.raises(TaskParameterError) as error:
+        navigation(view_radius=value)  # type: ignore[arg-type]
+    assert str(error.value) == f"view_radius must be full or an integer of at least 0; got {shown}"
+
+
+def test_the_radius_is_read_from_text_as_inspect_passes_it() -> None:
+    task = navigation(seeds=SEEDS, strategies="omcd", view_radius="2")
+    assert (task.metadata or {})["view_radius"] == 2
+    assert [s.id for s in task.dataset] == [f"L2-omcd-r2-s{s}" for s in default_seeds()[:2]]
+    both = navigation(seeds=SEEDS, strategies="omcd", view_radius=0, filter="unknown")
+    assert [s.id for s in both.dataset] == [f"L2-omcd-unknown-r0-s{s}" for s in default_seeds()[:2]]
+
+
+def _visible(text: str) -> dict[tuple[int, int], str]:
+    return {(int(r), int(c)): t for r, c, t in CELL.findall(text) if t != FOG_CELL}
+
+
+def test_fog_reaches_every_step_and_every_audit_and_is_recorded(tmp_path: Path) -> None:
+    """k=1: the navigator and the auditors (OMCD, SelfVerify) see the 3x3 square only."""
+    log = run("spatialstale/credulous", tmp_path, "spatialstale/observer", view_radius=1)
+    assert (log.eval.metadata or {})["view_radius"] == 1
+    assert log.eval.task_args["view_radius"] == 1
+    kinds_seen = set()
+    for sample in log.samples or []:
+        meta = sample.metadata
+        assert meta["view_radius"] == 1
+        assert str(sample.id) == f"{meta['regime']}-{meta['strategy']}-r1-s{meta['seed']}"
+        episode = sample.store[EPISODE_STORE_KEY]
+        assert episode["view_radius"] == 1
+        instance = make_instance(meta["seed"], meta["regime"])
+        trajectory = [tuple(p) for p in episode["trajectory"]]
+        navigate_calls = 0
+        for marker, text, _ in calls(sample):
+            kinds_seen.add(marker)
+            position = AGENT_AT.search(text)
+            assert position is not None
+            agent = (int(position.group(1)), int(position.group(2)))
+            if marker == NAVIGATE_MARKER:
+                assert agent == trajectory[navigate_calls]
+                navigate_calls += 1
+            assert "Cells marked ? are beyond your view (radius 1 around the agent)" in text
+            cells = CELL.findall(text)
+            assert len(cells) == 64
+            visible = _visible(text)
+            assert set(visible) == {
+                (r, c) for r in range(8) for c in range(8) if max(abs(r - agent[0]), abs(c - agent[1])) <= 1
+            }
+            if meta["regime"] == "L2":  # the grid does not change during an L2 episode
+                assert visible == {(r, c): instance.initial_grid[r][c] for r, c in visible}
+        assert navigate_calls == episode["steps"]
+    assert {NAVIGATE_MARKER, AUDIT_MARKER, SELFVERIFY_MARKER} <= kinds_seen
+
+
+def test_an_auditor_under_fog_flags_only_what_it_sees(tmp_path: Path) -> None:
+    """The observer auditing OMCD flags exactly the stale entries in the square around S."""
+    log = run("spatialstale/credulous", tmp_path, "spatialstale/observer", strategies="omcd,oracle", view_radius=2)
+    checked = 0
+    for sample in log.samples or []:
+        meta = sample.metadata
+        instance = make_instance(meta["seed"], meta["regime"])
+        first = sample.store[EPISODE_STORE_KEY]["audits"][0]
+        stale = instance.stale_ids(instance.initial_grid)
+        if meta["strategy"] == "oracle":
+            assert set(first["flagged"]) == stale  # the oracle knows the truth beyond the view
+            continue
+        near = {e.id for e in instance.memory if max(e.row, e.col) <= 2}
+        assert set(first["flagged"]) == stale & near
+        checked += bool(stale - near)
+    assert checked  # some stale entry lay beyond the view and was kept
+
+
+def flags_in_view(call: Call) -> set[str]:
+    """The entries whose claim the visible cells contradict (the script's reader
+    takes only S, F, H, G tokens, so ``call.grid`` holds the visible cells)."""
+    out = set()
+    for mid, claim in call.claims.items():
+        cell = call.grid.get(divmod(int(mid[4:]), 8))
+        if cell is not None and (claim == "SAFE") == (cell == "H"):
+            out.add(mid)
+    return out
+
+
+def test_a_scripted_navigator_sees_only_the_square(tmp_path: Path) -> None:
+    seed = default_seeds()[0]
+    # UP is off the grid at the start, so the agent stays at S and its square stays put
+    script = Script(flag=flags_in_view, act=lambda call: '{"action": "UP"}')
+    [log] = eval(
+        navigation(regime="L2", seeds=str(seed), strategies="omcd", episodes=1, view_radius=2, max_steps=3),
+        model=script.model(),
+        log_dir=str(tmp_path),
+        display="none",
+        log_realtime=False,
+    )
+    assert log.status == "success", log.error
+    for call in script.calls:
+        # the script's own reader takes S, F, H, G tokens: the visible square only
+        assert set(call.grid) == {(r, c) for r in range(3) for c in range(3)}, call.kind
+        assert f"{FOG_CELL}" in call.text
+    assert script.of_kind("navigate") and script.of_kind("audit")
+
+
+@pytest.mark.parametrize("modality", ["text", "vision", "both"])
+@pytest.mark.parametrize("observation", ["full", "holes"])
+def test_the_reference_agents_read_the_fogged_observation(modality: str, observation: str) -> None:
+    instance = make_instance(default_seeds()[1], "L2")
+    grid = instance.initial_grid
+    for agent, k in (((0, 0), 1), ((3, 4), 2), ((7, 6), 0), ((5, 5), 3)):
+        seen = fog(grid, agent, k)
+        messages = navigate_messages(None, seen, agent, (7, 7), 10, modality, "", 8, observation)
+        read = perceive(messages)
+        assert read.grid == seen, (agent, k)
+        assert read.agent == agent and read.goal == (7, 7)
+        text = messages[-1].text
+        if modality != "text":
+            assert FOG_IMAGE_OBSERVATION_HEADER in text
+            assert f"Grey cells are beyond your view (radius {k} around the agent)" in text
+        if modality != "vision" and observation == "holes":
+            assert holes_observation(seen, agent) in text
+
+
+def outcomes_by_seed(log: EvalLog) -> dict[str, dict[int, str]]:
+    table: dict[str, dict[int, str]] = {}
+    for sample in log.samples or []:
+        assert sample.scores is not None
+        [score] = sample.scores.values()
+        table.setdefault(sample.metadata["strategy"], {})[sample.metadata["seed"]] = str(score.answer)
+    return table
+
+
+@pytest.fixture(scope="module")
+def done_when(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    [log] = eval(
+        navigation(
+            regime="L2",
+            seeds=",".join(map(str, DONE_WHEN_SEEDS)),
+            strategies="nomemory,nofilter,oracle",
+            episodes=1,
+            view_radius=1,
+        ),
+        model="spatialstale/credulous",
+        log_dir=str(tmp_path_factory.mktemp("done-when")),
+        display="none",
+        log_realtime=False,
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def test_under_fog_nomemory_is_no_longer_an_upper_bound(done_when: EvalLog) -> None:
+    """Issue 12's Done-when: k=1 on L2, the credulous navigator."""
+    table = outcomes_by_seed(done_when)
+    nomemory, oracle = table["nomemory"], table["oracle"]
+    assert set(nomemory) == set(oracle) == set(DONE_WHEN_SEEDS)
+    assert any(outcome != "success" for outcome in nomemory.values())
+    rank = {"death": 0, "timeout": 1, "success": 2}
+    assert all(rank[oracle[seed]] >= rank[nomemory[seed]] for seed in DONE_WHEN_SEEDS), table
+    assert any(rank[oracle[seed]] > rank[nomemory[seed]] for seed in DONE_WHEN_SEEDS), table
+    # k=1 shows every neighbour, so without memory the agent never steps into a hole;
+    # raw memory's stale SAFE claims still kill the credulous agent
+    assert "death" not in nomemory.values()
+    assert "death" in table["nofilter"].values()
