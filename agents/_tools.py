@@ -7,7 +7,10 @@ fallback note, whichever came last) and the answers ``recall`` gave.
 
 - ``observer`` (and ``colourblind``) moves along its shortest hole-free path on the
   latest observation: exactly the move it answers the prompt navigator, so its
-  episodes equal the prompt navigator's.
+  episodes equal the prompt navigator's. Under fog (``-T view_radius``) it takes
+  memory's word for the cells it cannot see, as in the prompt navigator, but learns it
+  by recalling the unseen cells of its plan the way the credulous agent does below;
+  where shortest paths tie, it may then pick another one than the prompt navigator.
 - ``credulous`` trusts memory. It plans a shortest path on the map it believes:
   a recalled SAFE claim is ice, a recalled DANGER claim a hole, a cell memory says
   nothing about (or marks UNKNOWN) is what the observation shows, and a cell it has
@@ -111,24 +114,26 @@ def recalled(messages: Sequence[ChatMessage]) -> Recalled:
     return Recalled(claims, frozenset(fresh), refused, empty)
 
 
-def believed_map(seen: Perception, memory: Recalled, *, optimistic: bool) -> Grid:
-    """The observed grid with memory's word wherever recall gave one.
+def believed_map(seen: Perception, memory: Recalled, *, trust_memory: bool, optimistic: bool) -> Grid:
+    """The observed grid with memory's word where the agent takes it.
 
-    With ``optimistic``, a cell not recalled yet is walkable (memory might call it
-    safe); otherwise it is what the observation shows.
+    The credulous agent (``trust_memory``) takes a recalled claim everywhere; the
+    observer only for a cell it cannot see (under fog). With ``optimistic``, a cell
+    whose memory could still count and that is not recalled yet is walkable (memory
+    might call it safe); otherwise it is what the observation shows (``?`` walkable).
     """
-    grid = seen.grid or ()
     rows = []
-    for r, row in enumerate(grid):
+    for r, row in enumerate(seen.grid or ()):
         cells = []
         for c, cell in enumerate(row):
+            counts = trust_memory or cell == UNKNOWN_CELL
             claim = memory.claims.get((r, c))
-            if claim is not None:
+            if counts and claim is not None:
                 cells.append("H" if claim == "DANGER" else "F")
-            elif (r, c) in memory.claims or memory.empty or not optimistic:
-                cells.append("F" if cell == UNKNOWN_CELL else cell)
-            else:
+            elif counts and optimistic and (r, c) not in memory.claims and not memory.empty:
                 cells.append("F")
+            else:
+                cells.append("F" if cell == UNKNOWN_CELL else cell)
         rows.append("".join(cells))
     return tuple(rows)
 
@@ -138,21 +143,29 @@ def _action_to(agent: Pos, nxt: Pos) -> Action:
     return next(a for a in ACTION_ORDER if a.delta == step)
 
 
-def credulous_turn(
-    seen: Perception, agent: Pos, goal: Pos, messages: Sequence[ChatMessage]
+def planned_turn(
+    seen: Perception, agent: Pos, goal: Pos, messages: Sequence[ChatMessage], *, trust_memory: bool
 ) -> tuple[Action | None, list[Pos]]:
-    """The credulous agent's turn: the cells to recall, or else the move to make."""
+    """A belief agent's turn: the cells to recall, or else the move to make.
+
+    It plans on the optimistic map, recalls the cells of the plan whose memory would
+    count and that it has not recalled, replans, and moves once the plan is known; the
+    next cell is recalled again after every move, since a re-audit may have changed the
+    view. The observer's memory counts only where it cannot see, so with a full view it
+    recalls nothing and moves as the prompt navigator's observer does.
+    """
     memory = recalled(messages)
     if not memory.refused and not memory.empty:
-        path = shortest_path(believed_map(seen, memory, optimistic=True), agent, goal)
+        path = shortest_path(believed_map(seen, memory, trust_memory=trust_memory, optimistic=True), agent, goal)
         if path is not None and len(path) >= 2:
-            unknown = [p for p in path[1:] if p not in memory.claims]
+            counts = [p for p in path[1:] if trust_memory or seen.cell(p) == UNKNOWN_CELL]
+            unknown = [p for p in counts if p not in memory.claims]
             if unknown:
                 return None, unknown
-            if path[1] not in memory.fresh:
+            if path[1] in counts and path[1] not in memory.fresh:
                 return None, [path[1]]
             return _action_to(agent, path[1]), []
-    return plan_action(believed_map(seen, memory, optimistic=False), agent, goal), []
+    return plan_action(believed_map(seen, memory, trust_memory=trust_memory, optimistic=False), agent, goal), []
 
 
 def _call(function: str, turn: int, index: int, **arguments: object) -> ToolCall:
@@ -179,8 +192,9 @@ def tool_turn(
     if isinstance(policy, ColourBlindAgent) and seen.source == "image":
         grid = tuple(row.replace("H", "F") for row in grid)
         seen = replace(seen, grid=grid)
-    if isinstance(policy, BeliefAgent) and policy.trust_memory and RECALL_NAME in names:
-        action, cells = credulous_turn(seen, agent, goal, messages)
+    trust_memory = isinstance(policy, BeliefAgent) and policy.trust_memory
+    if RECALL_NAME in names:
+        action, cells = planned_turn(seen, agent, goal, messages, trust_memory=trust_memory)
         if action is None:
             calls = [_call(RECALL_NAME, turn, i, row=r, col=c) for i, (r, c) in enumerate(cells)]
             return f"Recalling {len(cells)} cell(s) on my path.", calls

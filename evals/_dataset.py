@@ -70,17 +70,21 @@ def navigation_samples(
     observation: str = "full",
     filter_mode: str = "delete",
     view_radius: int | None = None,
+    agent: str = "prompt",
 ) -> list[Sample]:
     """One sample per (regime, seed, strategy).
 
     ``filter_mode`` and ``view_radius`` are recorded in every sample's metadata; only
     a non-default value is named in the id (``-unknown``, ``-r1``), so the defaults
-    keep the ids of logs written before them.
+    keep the ids of logs written before them. ``agent`` (the navigator: ``prompt`` or
+    ``tools``) is recorded too, and named in the id only when it is ``tools``.
     """
     samples = []
     mode = "" if filter_mode == "delete" else f"-{filter_mode}"
     if view_radius is not None:
         mode += f"-r{view_radius}"
+    if agent != "prompt":
+        mode += f"-{agent}"
     for regime in regimes:
         for seed in seeds:
             instance = make_instance(seed, regime, size)
@@ -91,6 +95,7 @@ def navigation_samples(
                 "observation": observation,
                 "filter": filter_mode,
                 "view_radius": view_radius,
+                "agent": agent,
             }
             for strategy in strategies:
                 samples.append(

@@ -23,10 +23,13 @@ from spatialstale.solvers import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_FILTER,
     DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_NAVIGATOR,
     DEFAULT_PROMPT_SET,
     DEFAULT_SELFVERIFY_PROMPT,
+    DEFAULT_TOOLS_PROMPT,
     FILTERS,
     MODALITIES,
+    NAVIGATORS,
     OBSERVATIONS,
     STRATEGIES,
     navigate,
@@ -74,6 +77,7 @@ def navigation(
     prompt_set: str = DEFAULT_PROMPT_SET,
     filter: str = DEFAULT_FILTER,
     view_radius: int | str | None = None,
+    agent: str = DEFAULT_NAVIGATOR,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -121,6 +125,13 @@ def navigation(
             (``(r,c)=?`` in the listing, grey in the image, with a line stating the
             rule). Oracle still knows the truth. Sample ids name the radius
             (``L2-omcd-r1-s4810``); task and sample metadata record it (None = full).
+        agent: the navigator. ``prompt`` (the paper): one call per step with the memory
+            view in the prompt. ``tools``: one conversation per episode in which the
+            model calls ``move(direction)`` and ``recall(row, col)`` (memory is read
+            only through ``recall``, from the strategy's current view); same step
+            budget and scoring. Its system prompt is ``DEFAULT_TOOLS_PROMPT`` (a
+            prompt set's navigation prompt is for ``prompt``); ``navigate_prompt``
+            overrides it. Sample ids name ``tools`` (``L2-omcd-tools-s4810``).
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
@@ -146,9 +157,12 @@ def navigation(
         observation = choice(observation, OBSERVATIONS, "observation")
         filter_mode = choice(filter, FILTERS, "filter")
         radius = view_radius_value(view_radius)
+        navigator = choice(agent, NAVIGATORS, "agent")
+    if navigator == "tools" and navigate_prompt is DEFAULT_NAVIGATE_PROMPT:
+        prompts["navigate"] = DEFAULT_TOOLS_PROMPT
     recorded = prompt_set_metadata(chosen, prompts)
     samples = navigation_samples(
-        regime_list, seed_values, size, modality, batch_size, strategy_list, observation, filter_mode, radius
+        regime_list, seed_values, size, modality, batch_size, strategy_list, observation, filter_mode, radius, navigator
     )
     for sample in samples:
         sample.metadata = {**(sample.metadata or {}), **recorded}
@@ -165,6 +179,7 @@ def navigation(
             observation=observation,
             filter_mode=filter_mode,
             view_radius=radius,
+            agent=navigator,
         ),
         scorer=episode_outcome(),
         version=VERSION,
@@ -180,6 +195,7 @@ def navigation(
             "observation": observation,
             "filter": filter_mode,
             "view_radius": radius,
+            "agent": navigator,
             **recorded,
         },
     )

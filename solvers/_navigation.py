@@ -307,6 +307,7 @@ def navigate(
     observation: str = "full",
     filter_mode: str = DEFAULT_FILTER,
     view_radius: int | None = None,
+    agent: str = "prompt",
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -328,7 +329,15 @@ def navigate(
             SelfVerify) sees only the cells within this Chebyshev distance of the
             agent, the rest as unknown (``?`` in the listing, grey in the image);
             Oracle still knows the truth. None (the default) shows the whole grid.
+        agent: ``prompt`` (one call per step, the memory view in the prompt) or
+            ``tools`` (one conversation per episode with ``move`` and ``recall``
+            tools; see ``_tools``). ``navigate_prompt`` is the system prompt of either.
     """
+    # imported here: the tool navigator builds on this module's Episode and StepRecord
+    from ._tools import NAVIGATORS, run_tool_episode
+
+    if agent not in NAVIGATORS:
+        raise ValueError(f"agent must be one of {', '.join(NAVIGATORS)}; got {agent!r}")
     view_radius = validate_view_radius(view_radius)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -349,17 +358,29 @@ def navigate(
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
         records: list[StepRecord] = []
         try:
-            episode = await run_episode(
-                env,
-                strategy,
-                get_model(),
-                modality=modality,
-                prompt=navigate_prompt,
-                structured=structured,
-                records=records,
-                observation=observation,
-                view_radius=view_radius,
-            )
+            if agent == "tools":
+                episode: Episode = await run_tool_episode(
+                    env,
+                    strategy,
+                    get_model(),
+                    modality=modality,
+                    prompt=navigate_prompt,
+                    records=records,
+                    observation=observation,
+                    view_radius=view_radius,
+                )
+            else:
+                episode = await run_episode(
+                    env,
+                    strategy,
+                    get_model(),
+                    modality=modality,
+                    prompt=navigate_prompt,
+                    structured=structured,
+                    records=records,
+                    observation=observation,
+                    view_radius=view_radius,
+                )
         except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".
             episode = Episode(

@@ -59,7 +59,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
 from inspect_ai.util import span, store
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, greedy_action
+from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, fog, greedy_action
 
 from ._navigation import ANSWER_EXCERPT, Episode, StepRecord
 from ._prompts import NAVIGATE_SCHEMA, answer_config, fill_prompt, observation_content, position_line, user_message
@@ -171,8 +171,10 @@ class ToolRun:
         modality: str,
         observation: str,
         records: list[StepRecord],
+        view_radius: int | None = None,
     ) -> None:
         self.env = env
+        self.view_radius = view_radius
         self.strategy = strategy
         self.modality = modality
         self.observation = observation
@@ -202,10 +204,11 @@ class ToolRun:
             self.view_step = self.env.steps
 
     def situation(self) -> list[Content]:
-        """The observation, position, goal and remaining budget, as a message shows them."""
+        """The observation (within the view radius), position, goal and remaining budget."""
         env = self.env
+        seen = fog(env.grid, env.agent, self.view_radius)
         return [
-            *observation_content(env.grid, env.agent, self.modality, self.observation),
+            *observation_content(seen, env.agent, self.modality, self.observation),
             ContentText(text=position_line(env.agent, env.instance.goal, env.max_steps - env.steps)),
         ]
 
@@ -328,6 +331,7 @@ class ToolRun:
                 died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (self.view or ())
             ),
             final_grid=env.grid,
+            view_radius=self.view_radius,
             tools=self.counts.to_dict(),
         )
 
@@ -419,6 +423,7 @@ async def run_tool_episode(
     prompt: str,
     records: list[StepRecord] | None = None,
     observation: str = "full",
+    view_radius: int | None = None,
 ) -> ToolEpisode:
     """Play one episode as a conversation with ``move`` and ``recall`` tools.
 
@@ -431,9 +436,19 @@ async def run_tool_episode(
         records: each step is appended as it is taken (a new list when None), so a
             caller keeps the steps of an episode a sample limit interrupts.
         observation: the text listing, ``full`` or ``holes``.
+        view_radius: fog: every observation shows only the cells within this
+            Chebyshev distance of the agent (None: the whole grid). The strategy's
+            audits see what its context says, as for the prompt navigator.
     """
     env.reset()
-    run = ToolRun(env, strategy, modality=modality, observation=observation, records=[] if records is None else records)
+    run = ToolRun(
+        env,
+        strategy,
+        modality=modality,
+        observation=observation,
+        records=[] if records is None else records,
+        view_radius=view_radius,
+    )
     tools = [move_tool(run), recall_tool(run)]
     config = answer_config(NAVIGATE_SCHEMA, False, navigator)
     try:
