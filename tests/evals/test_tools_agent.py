@@ -210,3 +210,32 @@ def test_fog_reaches_the_tool_navigator(tmp_path: Path) -> None:
         assert 0 < score.metadata["tools"]["recalls"] == sum(e.function == "recall" for e in events)
         first = next(e for e in resolve_sample_attachments(sample).events if e.event == "model")
         assert "=?" in first.input[1].text
+
+
+def test_a_message_limit_ends_the_conversation_and_the_episode_is_scored(tmp_path: Path) -> None:
+    """One conversation per episode, so --message-limit bites within it (outcome ``limit``)."""
+    [log] = eval(
+        navigation(regime="L2", seeds=SEEDS.split(",")[0], strategies="nofilter", episodes=1, agent="tools"),
+        model="spatialstale/observer",
+        log_dir=str(tmp_path),
+        display="none",
+        log_realtime=False,
+        message_limit=12,
+    )
+    [sample] = log.samples or []
+    [score] = (sample.scores or {}).values()
+    assert score.answer == "limit"
+    assert isinstance(score.value, dict) and score.value["limit"] == 1
+    # system + first observation, then an assistant message and a tool result per move
+    assert 0 < score.value["steps"] == (12 - 2) // 2
+    assert sample.store[TOOLS_STORE_KEY]["moves"] == score.value["steps"]
+
+
+def test_the_random_agent_moves_through_the_tool(tmp_path: Path) -> None:
+    log = run("spatialstale/random", tmp_path, regime="L2", seeds=SEEDS, strategies="nomemory,omcd", agent="tools")
+    for sample in log.samples or []:
+        [score] = (sample.scores or {}).values()
+        assert score.metadata is not None
+        counts = score.metadata["tools"]
+        assert counts["moves"] == counts["turns"] == score.metadata["steps"] > 0
+        assert counts["recalls"] == 0 == score.metadata["fallbacks"]
