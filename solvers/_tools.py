@@ -104,6 +104,12 @@ def call_budget(size: int) -> int:
     return size * size
 
 
+def _shown(value: object, limit: int = 40) -> str:
+    # a refusal quotes what the model sent, but never echoes a huge argument back
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def no_entry_answer(row: int, col: int) -> str:
     """``recall``'s answer for a cell the memory view holds no entry for."""
     return f"Memory holds no entry for ({row},{col})."
@@ -285,9 +291,9 @@ class ToolRun:
         if action is None:
             self.counts.bad_arguments += 1
             self.calls_since_move += 1
-            raise ToolError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
+            raise ToolError(f"direction must be one of {', '.join(DIRECTIONS)}; got {_shown(direction)}")
         return _text_or_parts(
-            self.step(action, parsed=True, reading="read", answer=f"{MOVE_NAME}(direction={direction!r})")
+            self.step(action, parsed=True, reading="read", answer=f"{MOVE_NAME}(direction={_shown(direction)})")
         )
 
     def recall(self, row: object, col: object) -> str:
@@ -304,7 +310,7 @@ class ToolRun:
             or not (0 <= row < size and 0 <= col < size)
         ):
             self.counts.bad_arguments += 1
-            raise ToolError(f"row and col must be integers from 0 to {size - 1}; got ({row!r}, {col!r})")
+            raise ToolError(f"row and col must be integers from 0 to {size - 1}; got ({_shown(row)}, {_shown(col)})")
         self.counts.recalls += 1
         self.recalled.append(f"({row},{col})")
         if self.view is None:

@@ -1,5 +1,6 @@
-"""A scripted tool-calling model for tests: a real Inspect ``mockllm`` provider that
-misbehaves in every way the tool-using navigator must survive.
+"""Scripted tool-calling models for tests: real Inspect ``mockllm`` providers that
+misbehave in every way the tool-using navigator must survive (``misbehaving``, and
+``odd_arguments`` for arguments of every wrong shape).
 
 Its turn depends only on the conversation: the steps remaining (read from the latest
 ``Position: ... Steps remaining: k.`` line) and how many turns it has taken since
@@ -98,3 +99,45 @@ def misbehaving(messages: list[ChatMessage], tools: Any, tool_choice: Any, confi
 
 def misbehaving_model() -> Model:
     return get_model("mockllm/model", custom_outputs=misbehaving, memoize=False)
+
+
+ODD_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("move", {"direction": "up", "speed": 2}),
+    ("recall", {"row": True, "col": 1}),
+    ("recall", {}),
+    ("move", {}),
+    ("recall", {"row": [1], "col": {}}),
+    ("recall", {"row": 1e30, "col": 1}),
+    ("move", {"direction": None}),
+    ("recall", {"row": "3", "col": "4"}),
+    ("recall", {"row": -1, "col": 2}),
+    ("recall", {"row": 2**70, "col": 0}),
+    ("move", {"direction": "x" * 100_000}),
+    ("recall", {"row": 3, "col": 1}),
+    ("move", {"direction": " DOWN "}),
+]
+"""Arguments off the schema, out of range, of the wrong type or huge, then a valid
+recall and a move written loosely (upper case, spaces), in one turn."""
+
+
+def odd_arguments(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+    """First turn: ``ODD_CALLS``; every later turn: move right."""
+    turn = sum(isinstance(m, ChatMessageAssistant) for m in messages)
+    calls = _calls(turn, *ODD_CALLS) if turn == 0 else _calls(turn, ("move", {"direction": "right"}))
+    output = ModelOutput(
+        model="odd",
+        choices=[
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(content="", model="odd", source="generate", tool_calls=calls),
+                stop_reason="tool_calls",
+            )
+        ],
+    )
+    output.usage = ModelUsage(
+        input_tokens=len(messages), output_tokens=len(calls), total_tokens=len(messages) + len(calls)
+    )
+    return output
+
+
+def odd_arguments_model() -> Model:
+    return get_model("mockllm/model", custom_outputs=odd_arguments, memoize=False)

@@ -23,7 +23,7 @@ from spatialstale.env import default_seeds
 from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.navigation import navigation
 from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, STRATEGIES, TOOLS_STORE_KEY
-from tests.tool_scripted import MAX_STEPS, RECALLS_PER_TURN, misbehaving_model
+from tests.tool_scripted import MAX_STEPS, ODD_CALLS, RECALLS_PER_TURN, misbehaving_model, odd_arguments_model
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
@@ -239,3 +239,22 @@ def test_the_random_agent_moves_through_the_tool(tmp_path: Path) -> None:
         counts = score.metadata["tools"]
         assert counts["moves"] == counts["turns"] == score.metadata["steps"] > 0
         assert counts["recalls"] == 0 == score.metadata["fallbacks"]
+
+
+def test_odd_arguments_get_tool_errors_and_are_counted(tmp_path: Path) -> None:
+    """Wrong types, missing or extra arguments, huge values: a tool error each, never a crash."""
+    log = run(
+        odd_arguments_model(), tmp_path, regime="L2", seeds="625", strategies="nofilter", agent="tools", max_steps=3
+    )
+    [sample] = log.samples or []
+    assert sample.error is None
+    [score] = (sample.scores or {}).values()
+    assert score.metadata is not None
+    counts = score.metadata["tools"]
+    assert counts["bad_arguments"] == len(ODD_CALLS) - 2
+    assert counts["recalls"] == 1 and counts["moves"] == score.metadata["steps"] > 0
+    assert score.metadata["records"][0]["action"] == "DOWN"
+    errors = [e.error.message for e in tool_events(sample) if e.error is not None]
+    assert len(errors) == len(ODD_CALLS) - 2
+    # a refusal quotes what was sent, but never echoes a huge argument back
+    assert max(len(m) for m in errors) < 300
