@@ -167,7 +167,7 @@ async def choose_action(
     return reading.action, reading, output.completion
 
 
-def _step_table(record: StepRecord) -> str:
+def _step_table(record: StepRecord, view_radius: int | None = None) -> str:
     view = "none" if record.view_size is None else str(record.view_size)
     how = "read" if record.parsed else f"**fallback** (greedy; answer {record.reading})"
     rows = [
@@ -182,6 +182,9 @@ def _step_table(record: StepRecord) -> str:
     if record.unknown_in_view:
         rows.append("")
         rows.append(f"{record.unknown_in_view} entries of the view are marked UNKNOWN (flagged stale).")
+    if view_radius is not None:
+        rows.append("")
+        rows.append(f"Fog: the navigator saw only the cells within {view_radius} of {record.position}.")
     return "\n".join(rows)
 
 
@@ -245,7 +248,7 @@ async def run_episode(
                 unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
             )
             records.append(record)
-            transcript().info(_step_table(record), source="navigation")
+            transcript().info(_step_table(record, view_radius), source="navigation")
     died = terminated and cell_at(env.grid, env.agent) is Cell.HOLE
     outcome = "death" if died else "success" if terminated else "timeout"
     death_entry = instance.entry(entry_id(env.agent, instance.size)) if died else None

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval
-from inspect_ai.event import ModelEvent
+from inspect_ai.event import InfoEvent, ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import ChatMessageSystem
 
@@ -105,6 +105,8 @@ def test_the_full_view_is_the_run_without_the_parameter(agent: str, tmp_path: Pa
         assert {s.metadata["view_radius"] for s in log.samples or []} == {None}
         for sample in log.samples or []:
             assert "view_radius" not in sample.store[EPISODE_STORE_KEY]
+            events = resolve_sample_attachments(sample).events
+            assert not any(isinstance(e, InfoEvent) and "Fog:" in str(e.data) for e in events)
             for _, text, content in calls(sample):
                 assert "beyond your view" not in text and "=?" not in text
                 assert IMAGE_OBSERVATION_HEADER in text and FOG_IMAGE_OBSERVATION_HEADER not in text
@@ -165,6 +167,13 @@ def test_fog_reaches_every_step_and_every_audit_and_is_recorded(tmp_path: Path) 
             if meta["regime"] == "L2":  # the grid does not change during an L2 episode
                 assert visible == {(r, c): instance.initial_grid[r][c] for r, c in visible}
         assert navigate_calls == episode["steps"]
+        fog_notes = [
+            str(e.data)
+            for e in resolve_sample_attachments(sample).events
+            if isinstance(e, InfoEvent) and e.source == "navigation"
+        ]
+        assert len(fog_notes) == episode["steps"]
+        assert all("Fog: the navigator saw only the cells within 1 of" in note for note in fog_notes)
     assert {NAVIGATE_MARKER, AUDIT_MARKER, SELFVERIFY_MARKER} <= kinds_seen
 
 
@@ -276,3 +285,55 @@ def test_under_fog_nomemory_is_no_longer_an_upper_bound(done_when: EvalLog) -> N
     # raw memory's stale SAFE claims still kill the credulous agent
     assert "death" not in nomemory.values()
     assert "death" in table["nofilter"].values()
+
+
+def test_the_agents_walk_alike_from_the_fogged_image_and_the_listing(tmp_path: Path) -> None:
+    """The grey of the image reads as the ``?`` of the listing: the same episodes."""
+    runs = {
+        modality: run(
+            "spatialstale/credulous",
+            tmp_path / modality,
+            "spatialstale/observer",
+            regime="L2",
+            strategies="nomemory,omcd,oracle",
+            view_radius=1,
+            modality=modality,
+        )
+        for modality in ("text", "vision")
+    }
+    trajectories = {
+        modality: {str(s.id): s.store[EPISODE_STORE_KEY]["trajectory"] for s in log.samples or []}
+        for modality, log in runs.items()
+    }
+    assert trajectories["text"] == trajectories["vision"]
+    assert any(len(t) > 3 for t in trajectories["text"].values())
+    for sample in runs["vision"].samples or []:
+        for _, text, content in calls(sample):
+            assert "Grey cells are beyond your view (radius 1 around the agent)" in text
+            assert "=?" not in text and "Cells marked" not in text
+            assert any(getattr(part, "type", "") == "image" for part in content)
+
+
+def test_the_observer_fills_only_the_cells_it_cannot_see_from_memory() -> None:
+    from spatialstale.agents._policies import believed_grid
+
+    instance = make_instance(default_seeds()[0], "L2")
+    grid = instance.initial_grid
+    agent = (3, 3)
+    seen = fog(grid, agent, 1)
+    read = perceive(navigate_messages(instance.memory, seen, agent, (7, 7), 10, "text", "", 8))
+    observer = believed_grid(read, trust_memory=False)
+    credulous = believed_grid(read, trust_memory=True)
+    assert observer is not None and credulous is not None
+    remembered = {e.pos: ("H" if e.claim == "DANGER" else "F") for e in instance.memory}
+    for r in range(8):
+        for c in range(8):
+            walkable = {"S": "F", "G": "F"}
+            if seen[r][c] != FOG_CELL:
+                assert observer[r][c] == seen[r][c]  # its eyes win where it sees
+            else:
+                assert walkable.get(observer[r][c], observer[r][c]) == remembered[(r, c)]
+            assert walkable.get(credulous[r][c], credulous[r][c]) == remembered[(r, c)]  # memory wins everywhere
+    # without memory the unseen cells stay unknown (walkable to the planner)
+    bare = perceive(navigate_messages(None, seen, agent, (7, 7), 10, "text", "", 8))
+    assert believed_grid(bare, trust_memory=False) == seen
