@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai import eval
 from inspect_ai.event import InfoEvent, ModelEvent
-from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ChatMessageSystem
 
 from spatialstale.agents._perception import perceive
@@ -337,3 +339,31 @@ def test_the_observer_fills_only_the_cells_it_cannot_see_from_memory() -> None:
     # without memory the unseen cells stay unknown (walkable to the planner)
     bare = perceive(navigate_messages(None, seen, agent, (7, 7), 10, "text", "", 8))
     assert believed_grid(bare, trust_memory=False) == seen
+
+
+INSPECT_EVAL = [sys.executable, "-m", "inspect_ai", "eval", "spatialstale/navigation"]
+
+
+def _inspect_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*INSPECT_EVAL, "--model", "spatialstale/credulous", *args, "--log-dir", str(tmp_path), "--display", "none"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_command_line_takes_a_radius_and_refuses_a_bad_one_in_one_line(tmp_path: Path) -> None:
+    ok = _inspect_eval(
+        tmp_path / "ok", "-T", "view_radius=1", "-T", "seeds=625", "-T", "strategies=oracle", "--epochs", "1"
+    )
+    assert ok.returncode == 0, ok.stderr
+    [info] = list_eval_logs(str(tmp_path / "ok"))
+    log = read_eval_log(info)
+    assert [s.id for s in log.samples or []] == ["L2-oracle-r1-s625"]
+    assert log.eval.task_version == 3
+    bad = _inspect_eval(tmp_path / "bad", "-T", "view_radius=far")
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == "view_radius must be full or an integer of at least 0; got 'far'"
+    assert not list_eval_logs(str(tmp_path / "bad"))
