@@ -280,6 +280,12 @@ class ToolRun:
             rows.append(
                 f"World changed after this step at {list(record.applied)}; skipped flips: {list(record.skipped)}"
             )
+        if record.unknown_in_view:
+            rows.append("")
+            rows.append(f"{record.unknown_in_view} entries of the view are marked UNKNOWN (flagged stale).")
+        if self.view_radius is not None:
+            rows.append("")
+            rows.append(f"Fog: the navigator saw only the cells within {self.view_radius} of {record.position}.")
         return "\n".join(rows)
 
     # the tools' bodies: every refusal is a ToolError, which Inspect returns to the model
