@@ -15,19 +15,23 @@ from inspect_ai._util.error import PrerequisiteError
 
 from spatialstale.env import MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
 from spatialstale.evals.navigation import EPISODES
-from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS, STRATEGIES
+from spatialstale.solvers import DEFAULT_FILTER, DEFAULT_PROMPT_SET, FILTERS, PROMPT_SETS, STRATEGIES
 
 from ._estimate import format_plan, plan, read_prices
 from ._load import LogError, read_logs
 from ._options import add_model_options, eval_set_options, model_roles
 from ._study import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_NAVIGATOR,
+    FULL_VIEW,
+    NAVIGATORS,
     SIGNAL_EXIT,
     STUDY_REGIMES,
     Shard,
     Study,
     account,
     interrupts_as_keyboard,
+    parse_view_radii,
     run_study,
     study_seeds,
     study_tasks,
@@ -115,6 +119,25 @@ def _parser() -> argparse.ArgumentParser:
         help=f"run the matrix under each of these prompt sets ({', '.join(PROMPT_SETS)}; default: default)",
     )
     study.add_argument(
+        "--filters",
+        type=_names,
+        default=[DEFAULT_FILTER],
+        help=f"navigation filter modes ({', '.join(FILTERS)}; default: {DEFAULT_FILTER}, the paper); "
+        "a mode besides delete adds SelfVerify, OMCD and Oracle cells",
+    )
+    study.add_argument(
+        "--view-radii",
+        type=_names,
+        default=[FULL_VIEW],
+        help=f"navigation view radii: {FULL_VIEW} and/or integers >= 0 (fog; default: {FULL_VIEW}, the paper)",
+    )
+    study.add_argument(
+        "--agents",
+        type=_names,
+        default=[DEFAULT_NAVIGATOR],
+        help=f"navigators ({', '.join(NAVIGATORS)}; default: {DEFAULT_NAVIGATOR}, the paper's per-step prompt)",
+    )
+    study.add_argument(
         "--shard", help="K/N: run shard K of N (every task on every N-th seed), into a log dir all shards share"
     )
     study.add_argument("--display", default="full", choices=["full", "rich", "plain", "log", "none"])
@@ -169,6 +192,9 @@ def _study_from(args: argparse.Namespace) -> Study:
         detection_on=not args.no_detection,
         navigation_on=not args.no_navigation,
         prompt_sets=_canonical(args.prompt_sets, tuple(PROMPT_SETS), "prompt sets"),
+        filters=_canonical(args.filters, FILTERS, "filters"),
+        view_radii=parse_view_radii(args.view_radii),
+        agents=_canonical(args.agents, NAVIGATORS, "agents"),
     )
     if not tasks:
         raise ValueError("nothing to run: both detection and navigation are off")

@@ -42,11 +42,29 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from inspect_ai.model import ChatMessage, ContentImage, ContentText, ModelCost, get_model_info
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ContentImage,
+    ContentText,
+    ModelCost,
+    get_model_info,
+)
+from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos, make_instance
-from spatialstale.solvers import _prompts, detection_windows
-from spatialstale.solvers._prompts import audit_messages, navigate_messages, selfverify_messages
+from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos, fog, make_instance
+from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, PROMPT_SETS, PromptSet, _prompts, detection_windows
+from spatialstale.solvers._prompts import (
+    audit_messages,
+    navigate_messages,
+    observation_content,
+    position_line,
+    selfverify_messages,
+    user_message,
+)
+from spatialstale.solvers._tools import move_tool, recall_tool
 
 from ._options import read_config_file
 from ._study import Study, TaskSpec
@@ -56,6 +74,8 @@ IMAGE_BASE_TOKENS = 85
 IMAGE_TILE_TOKENS = 170
 IMAGE_TILE_PX = 512
 NAVIGATE_ANSWER = '{"action": "RIGHT"}'
+TOOL_CALL_ANSWER = '{"name": "move", "arguments": {"direction": "right"}}'
+"""A ``move`` call as the tool-using navigator's answer (and, later, its history)."""
 CHAIN_PAIRS = 4
 """Pairs of consecutive calls measured in a chain longer than ``2 * CHAIN_PAIRS``."""
 WINDOWS_MEASURED = 2
@@ -245,67 +265,171 @@ def chain(call_at: CallAt, length: int, size: int) -> Calls:
     )
 
 
-def _audit(instance: Instance, grid: Grid, modality: str, batch_size: int) -> Calls:
-    """One batched audit of the whole store against ``grid``."""
+DEFAULT_PROMPTS = PROMPT_SETS["default"]
+
+
+def _audit(
+    instance: Instance,
+    grid: Grid,
+    modality: str,
+    batch_size: int,
+    prompts: PromptSet = DEFAULT_PROMPTS,
+    view_radius: int | None = None,
+) -> Calls:
+    """One batched audit of the whole store against ``grid``, with the set's audit
+    prompt; under fog the observation is what the agent at S sees of ``grid``."""
     stale = instance.stale_ids(grid)
     memory = instance.memory
+    seen = fog(grid, instance.start, view_radius)
 
     def call_at(i: int) -> tuple[list[ChatMessage], str]:
         batch = memory[i * batch_size : (i + 1) * batch_size]
-        messages = audit_messages(batch, grid, instance.start, modality, size=instance.size)
+        messages = audit_messages(batch, seen, instance.start, modality, prompt=prompts.audit, size=instance.size)
         return messages, audit_answer(batch, stale)
 
     return chain(call_at, math.ceil(len(memory) / batch_size), instance.size)
 
 
-def _audits(instance: Instance, grids: Sequence[Grid], modality: str, batch_size: int) -> Calls:
+def _audits(
+    instance: Instance,
+    grids: Sequence[Grid],
+    modality: str,
+    batch_size: int,
+    prompts: PromptSet = DEFAULT_PROMPTS,
+    view_radius: int | None = None,
+) -> Calls:
     """Audits of the whole store against each grid: the first and last measured,
     the ones between scaled from them (they differ only by the grid's changes)."""
     if len(grids) <= WINDOWS_MEASURED:
         total = Calls()
         for grid in grids:
-            total += _audit(instance, grid, modality, batch_size)
+            total += _audit(instance, grid, modality, batch_size, prompts, view_radius)
         return total
-    measured = _audit(instance, grids[0], modality, batch_size) + _audit(instance, grids[-1], modality, batch_size)
+    measured = _audit(instance, grids[0], modality, batch_size, prompts, view_radius)
+    measured += _audit(instance, grids[-1], modality, batch_size, prompts, view_radius)
     scaled = measured.tokens_scaled(len(grids) / 2).without_calls()
     return Calls(measured.calls // 2 * len(grids)) + scaled
 
 
-def detection_sample(instance: Instance, modality: str, batch_size: int) -> Calls:
+def detection_sample(instance: Instance, modality: str, batch_size: int, prompts: PromptSet = DEFAULT_PROMPTS) -> Calls:
     """Calls (exact) and tokens of one detection sample: every window audits the store."""
     grids = [grid for _, grid in detection_windows(instance)]
-    return _audits(instance, grids, modality, batch_size)
+    return _audits(instance, grids, modality, batch_size, prompts)
+
+
+def tool_definitions() -> str:
+    """The ``move`` and ``recall`` tools as a provider receives them with every call
+    (name, description and JSON schema of each), for their tokens."""
+    defs = [ToolDef(make(None)) for make in (move_tool, recall_tool)]  # type: ignore[arg-type]
+    return json.dumps(
+        [
+            {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
+            for d in defs
+        ]
+    )
+
+
+def tool_conversation(instance: Instance, modality: str, max_steps: int, view_radius: int | None) -> Calls:
+    """The tool-using navigator's calls of one episode: a turn a step, each a ``move``.
+
+    Turn i sends the whole conversation so far: the tool definitions, the system
+    prompt, the opening observation and i exchanges (a ``move`` call and its result:
+    the step's outcome, observation, position and budget), so the prompt grows by one
+    exchange a turn and all but the newest exchange is the previous turn's prompt
+    (cached). An exchange is measured on the first step and taken as the same length
+    on every later one (the agent at S, as for the prompt navigator).
+    """
+    start = instance.start
+
+    def situation(step: int) -> list[ContentText | ContentImage]:
+        seen = fog(instance.grid_after(step), start, view_radius)
+        return [
+            *observation_content(seen, start, modality),  # type: ignore[list-item]
+            ContentText(text=position_line(start, instance.goal, max_steps - step)),
+        ]
+
+    opening: list[ChatMessage] = [
+        ChatMessageSystem(content=tool_definitions()),
+        ChatMessageSystem(content=_prompts.fill_prompt(DEFAULT_TOOLS_PROMPT, instance.size)),
+        user_message(situation(0)),  # type: ignore[arg-type]
+    ]
+    exchange: list[ChatMessage] = [
+        ChatMessageAssistant(content=TOOL_CALL_ANSWER),
+        ChatMessageTool(
+            content=[ContentText(text=f"Moved right to ({start[0]},{start[1]})."), *situation(1)],
+            function="move",
+        ),
+    ]
+    size = instance.size
+    base = prompt_tokens(opening, size)
+    grow = prompt_tokens(exchange, size)
+    turns = max_steps
+    return Calls(
+        turns,
+        turns * base + grow * turns * (turns - 1) // 2,
+        turns * text_tokens(TOOL_CALL_ANSWER),
+        (turns - 1) * base + grow * (turns - 1) * (turns - 2) // 2,
+        base + grow * (turns - 1) if turns > 1 else 0,
+    )
 
 
 def navigation_episode(
-    instance: Instance, strategy: str, modality: str, batch_size: int, max_steps: int
+    instance: Instance,
+    strategy: str,
+    modality: str,
+    batch_size: int,
+    max_steps: int,
+    prompts: PromptSet = DEFAULT_PROMPTS,
+    *,
+    view_radius: int | None = None,
+    agent: str = "prompt",
 ) -> tuple[Calls, Calls]:
-    """(navigator, auditor) upper bounds of one episode of ``strategy``.
+    """(navigator, auditor) upper bounds of one episode of ``strategy``, with the
+    prompt set's navigation, audit and SelfVerify prompts.
 
     Every step is taken (``max_steps`` navigator calls, the agent at S); OMCD audits
     before the first step and again after each scheduled event that precedes the
     last decision; the memory view is the whole store for every memory strategy.
+    Under fog (``view_radius``) every observation of the episode, the audits' too, is
+    the square the agent at S sees. The tool-using navigator (``agent="tools"``) is
+    priced by :func:`tool_conversation` (its memory is read through ``recall`` calls,
+    which are not counted: a turn a step).
     """
     view = None if strategy == "nomemory" else instance.memory
 
+    def seen(grid: Grid) -> Grid:
+        return fog(grid, instance.start, view_radius)
+
     def step_at(step: int) -> tuple[list[ChatMessage], str]:
-        grid = instance.grid_after(step)
+        grid = seen(instance.grid_after(step))
         messages = navigate_messages(
-            view, grid, instance.start, instance.goal, max_steps - step, modality, size=instance.size
+            view,
+            grid,
+            instance.start,
+            instance.goal,
+            max_steps - step,
+            modality,
+            prompt=prompts.navigate,
+            size=instance.size,
         )
         return messages, NAVIGATE_ANSWER
 
-    navigator = chain(step_at, max_steps, instance.size)
+    if agent == "tools":
+        navigator = tool_conversation(instance, modality, max_steps, view_radius)
+    else:
+        navigator = chain(step_at, max_steps, instance.size)
     auditor = Calls()
     if strategy == "selfverify":
         grid = instance.initial_grid
-        messages = selfverify_messages(instance.memory, grid, instance.start, modality, size=instance.size)
+        messages = selfverify_messages(
+            instance.memory, seen(grid), instance.start, modality, prompt=prompts.selfverify, size=instance.size
+        )
         answer = json.dumps({"inconsistent": sorted(instance.stale_ids(grid))})
         auditor = Calls(1, prompt_tokens(messages, instance.size), text_tokens(answer))
     elif strategy == "omcd":
         grids = [instance.initial_grid]
         grids += [instance.grid_after(event.step) for event in instance.schedule if event.step < max_steps]
-        auditor = _audits(instance, grids, modality, batch_size)
+        auditor = _audits(instance, grids, modality, batch_size, prompts, view_radius)
     return navigator, auditor
 
 
@@ -340,16 +464,27 @@ class TaskEstimate:
 
 
 def estimate_task(spec: TaskSpec) -> TaskEstimate:
-    """The dry-run figures of one task (the same for every model)."""
+    """The dry-run figures of one task (the same for every model), its prompts those of
+    the task's prompt set."""
     measured = seed_sample(spec.seeds, spec.size)
+    prompts = PROMPT_SETS[spec.prompt_set]
     navigator = auditor = Calls()
     for seed in measured:
         instance = make_instance(seed, spec.regime, spec.size)
         if spec.kind == "detection":
-            auditor += detection_sample(instance, spec.modality, spec.batch_size)
+            auditor += detection_sample(instance, spec.modality, spec.batch_size, prompts)
             continue
         for strategy in spec.strategies:
-            nav, aud = navigation_episode(instance, strategy, spec.modality, spec.batch_size, spec.max_steps)
+            nav, aud = navigation_episode(
+                instance,
+                strategy,
+                spec.modality,
+                spec.batch_size,
+                spec.max_steps,
+                prompts,
+                view_radius=spec.view_radius,
+                agent=spec.agent,
+            )
             navigator += nav * spec.episodes
             auditor += aud * spec.episodes
     sampled = len(measured) < len(spec.seeds)
@@ -475,6 +610,8 @@ def _row_cost(row: PlanRow, prices: Prices) -> float | None:
 def _counts(estimate: TaskEstimate) -> str:
     if estimate.sampled:
         return f"estimate ({estimate.measured_seeds} of {len(estimate.spec.seeds)} seeds)"
+    if estimate.spec.kind == "navigation" and estimate.spec.agent == "tools":
+        return "estimate (a turn a step)"  # recall turns come on top; early ends come off
     return "exact" if estimate.exact else "upper bound"
 
 
@@ -485,12 +622,19 @@ def _table(lines: list[tuple[str, ...]]) -> list[str]:
     return out
 
 
+AXIS_DEFAULTS = {"prompt set": "default", "filter": "delete", "view radius": "full", "agent": "prompt"}
+"""The dry-run columns of the study axes (``TaskSpec.axes``) and each one's paper value."""
+
+
 def format_plan(study: Study, rows: Sequence[PlanRow], prices: Prices | None = None) -> str:
     """The dry-run printout: a table per (model, task), totals and cost per model, the method."""
     prices = prices or {}
+    # a study beyond the paper's protocol names each cell's axes in columns of their own
+    varied = [axis for axis in AXIS_DEFAULTS if any(axis in row.estimate.spec.axes() for row in rows)]
     header = (
         "model",
         "task",
+        *varied,
         "samples",
         "epochs",
         "nav calls",
@@ -505,10 +649,12 @@ def format_plan(study: Study, rows: Sequence[PlanRow], prices: Prices | None = N
     for row in rows:
         e = row.estimate
         row_cost = _row_cost(row, prices)
+        axes = e.spec.axes()
         lines.append(
             (
                 row.model,
-                e.spec.name,
+                e.spec.base_name if varied else e.spec.name,
+                *(axes.get(axis, AXIS_DEFAULTS[axis]) for axis in varied),
                 f"{e.samples:,}",
                 str(e.spec.episodes if e.spec.kind == "navigation" else 1),
                 f"{e.navigator.calls:,}",
@@ -566,4 +712,17 @@ def format_plan(study: Study, rows: Sequence[PlanRow], prices: Prices | None = N
         f"schedules on their first and last windows. Cost with caching counts cached tokens at the cached-read "
         "price and each newly shared prefix once at the cache-write price."
     )
+    specs = [r.estimate.spec for r in rows if r.estimate.spec.kind == "navigation"]
+    if any(spec.view_radius is not None for spec in specs):
+        out.append(
+            "View radius k (fog): every observation of the episode, its audits' too, is the square of radius k "
+            "around S that the agent sees there."
+        )
+    if any(spec.agent == "tools" for spec in specs):
+        out.append(
+            "Agent tools: one conversation an episode, a turn a step (each a move call); every turn resends the "
+            "conversation so far (tool definitions, system prompt, opening observation, one exchange per earlier "
+            "move), so its prompt grows a step at a time and all but the newest exchange is cacheable. Recall "
+            "calls add turns on top, episodes that end early take turns off: an estimate, not a bound."
+        )
     return "\n".join(out)

@@ -22,8 +22,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ._load import FLAG_CELLS
-from ._tables import REGIMES, STRATEGY_ORDER
+from ._load import FLAG_CELLS, VIEW_KEY
+from ._tables import REGIMES, STRATEGY_ORDER, view_order
 
 DPI = 120
 STRATEGY_COLOURS = {
@@ -359,4 +359,59 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
                 labels.append(ll)
     axes[0][-1].legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.suptitle("Fig. 9: per-seed detection F1 vs OMCD navigation success (r = Pearson; n/a: constant input)")
+    return _save(fig, path)
+
+
+STRATEGY_MARKERS = {"nomemory": "o", "nofilter": "v", "selfverify": "s", "omcd": "D", "oracle": "^"}
+
+
+def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
+    """Success and death against the view radius (``full`` last), one line per
+    strategy: a row of panels per (model, modality) and outcome, a column per regime.
+    Strategies are drawn a little apart along x, so equal values stay visible."""
+    if rates.empty or VIEW_KEY not in rates.columns:
+        return None
+    radii = view_order(rates[VIEW_KEY].unique())
+    runs = sorted({(m, mod) for m, mod in zip(rates.model, rates.modality, strict=True)})
+    regimes = [r for r in REGIMES if r in set(rates.regime)]
+    panels = [(model, modality, outcome) for model, modality in runs for outcome in ("success", "death")]
+    fig, axes = plt.subplots(
+        len(panels),
+        len(regimes),
+        figsize=(2.2 + 3.2 * len(regimes), 0.8 + 2.3 * len(panels)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    x = np.arange(len(radii))
+    strategies = [s for s in STRATEGY_ORDER if s in set(rates.strategy)]
+    dodge = np.linspace(-0.08, 0.08, len(strategies)) if len(strategies) > 1 else np.zeros(1)
+    for row, (model, modality, outcome) in enumerate(panels):
+        for col, regime in enumerate(regimes):
+            ax = axes[row][col]
+            part = rates[(rates.model == model) & (rates.modality == modality) & (rates.regime == regime)]
+            for k, strategy in enumerate(strategies):
+                cells = part[part.strategy == strategy].set_index(VIEW_KEY)
+                values = [float(cells.loc[r, outcome]) if r in cells.index else math.nan for r in radii]
+                ax.plot(
+                    x + dodge[k],
+                    values,
+                    marker=STRATEGY_MARKERS.get(strategy, "o"),
+                    ms=5,
+                    color=STRATEGY_COLOURS.get(strategy, "black"),
+                    label=STRATEGY_NAMES.get(strategy, strategy),
+                )
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_xlim(-0.4, len(radii) - 0.6)
+            ax.set_xticks(x, radii)
+            ax.grid(alpha=0.3)
+            if row == 0:
+                ax.set_title(regime)
+            if row == len(panels) - 1:
+                ax.set_xlabel("view radius (cells; full = the whole grid)")
+            if col == 0:
+                ax.set_ylabel(f"{wrap(short(model), 24)} ({modality})\n{outcome} rate", fontsize=8)
+    _legend_right(axes[0][-1], title="strategy")
+    fig.suptitle("Fig. 11: navigation under fog: success and death rate by view radius")
     return _save(fig, path)

@@ -4,7 +4,9 @@
   score values (precision, recall, f1, confusion counts, calls, ...) and, from the
   score metadata, the thaw/freeze counts and the flag counts by claim x truth.
 - ``navigation``: one row per (model, regime, modality, strategy, seed, epoch) with
-  the outcome, steps, reward, fallbacks and ``died_on_stale``.
+  the outcome, steps, reward, fallbacks and ``died_on_stale``, and the cell's prompt
+  set, filter mode, view radius (``full`` without fog) and agent (``prompt`` or
+  ``tools``); a log from before an axis existed ran the paper's value of it.
 
 The model of a row is the log's model, with `` (auditor X)`` appended when an
 ``auditor`` role bound a different model. When several logs hold the same row
@@ -39,6 +41,13 @@ PROMPT_SET_KEY = "prompt_set"
 """Runs of one cell under different prompt sets are different rows, not reruns."""
 FILTER_KEY = "filter"
 """Navigation runs under different filter modes (``-T filter``) are different rows, not reruns."""
+VIEW_KEY = "view_radius"
+"""Navigation runs under fog (``-T view_radius``) are different rows: the radius as text,
+``full`` for the paper's full view."""
+AGENT_KEY = "agent"
+"""Navigation runs of the tool-calling navigator (``-T agent=tools``) are different rows."""
+FULL_VIEW = "full"
+PROMPT_AGENT = "prompt"
 
 
 class LogError(Exception):
@@ -231,7 +240,7 @@ def _read_samples(logs: pd.DataFrame, scorer: str, *, full: bool, problems: list
     problems += [_column_problem(e) for e in errors]
     if frame.empty:
         return frame
-    meta = logs[["eval_id", "model_label", "created"]]
+    meta = logs[["eval_id", "model_label", "created", "task_args"]]
     frame = frame.merge(meta, on="eval_id", how="left")
     failed = frame["value"].isna() | (frame["error"].fillna("") != "")
     if failed.any():
@@ -256,6 +265,28 @@ def _prompt_set(record: Mapping[str, Any]) -> str:
     """The sample's prompt set; logs written before prompt sets used the default prompts."""
     name = record.get("metadata_prompt_set")
     return name if isinstance(name, str) and name else "default"
+
+
+def _setting(record: Mapping[str, Any], key: str) -> Any:
+    """A task setting of a sample: its metadata, else the task arguments of its log."""
+    value = record.get(f"metadata_{key}")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        args = _loads(record.get("task_args")) or {}
+        value = args.get(key) if isinstance(args, dict) else None
+    return value
+
+
+def view_label(value: object) -> str:
+    """A sample's view radius as the tables show it: ``full`` when the log has none
+    (the paper's full view, or a log from before fog), else the radius as text."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return FULL_VIEW
+    if isinstance(value, str) and value.strip().lower() in (FULL_VIEW, "none"):
+        return FULL_VIEW
+    try:
+        return str(int(float(value)))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _latest(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
@@ -342,6 +373,8 @@ NAVIGATION_COLUMNS = [
     "log",
     PROMPT_SET_KEY,
     FILTER_KEY,
+    VIEW_KEY,
+    AGENT_KEY,
 ]
 
 
@@ -364,11 +397,13 @@ def _navigation_table(frame: pd.DataFrame) -> pd.DataFrame:
             PROMPT_SET_KEY: _prompt_set(record),
             # logs written before filter modes deleted flagged entries, as the paper does
             FILTER_KEY: str(record.get("metadata_filter") or "delete"),
+            VIEW_KEY: view_label(_setting(record, VIEW_KEY)),
+            AGENT_KEY: str(_setting(record, AGENT_KEY) or PROMPT_AGENT),
             "created": record["created"],
         }
         for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
             row[key] = _number(value.get(key))
         row["outcome"] = outcome if outcome in OUTCOMES else next((o for o in OUTCOMES if row[o] == 1), "unknown")
         rows.append(row)
-    table = _latest(pd.DataFrame(rows), (*NAVIGATION_KEYS, PROMPT_SET_KEY, FILTER_KEY))
+    table = _latest(pd.DataFrame(rows), (*NAVIGATION_KEYS, PROMPT_SET_KEY, FILTER_KEY, VIEW_KEY, AGENT_KEY))
     return table[NAVIGATION_COLUMNS]

@@ -16,7 +16,8 @@ modality):
   under each set, and whether each holds under every wording.
 
 Units follow ``_tables``: F1 is per seed (L3 pools a seed's windows), a navigation
-rate is per seed over its episodes, detection uses the main batch size.
+rate is per seed over its episodes, detection uses the main batch size. Navigation
+reads the paper's cells only (``delete`` filter, full view, per-step prompt agent).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS, STRATEGIES
 
 from ._load import PROMPT_SET_KEY
 from ._stats import ALPHA, holm, mcnemar, paired_wilcoxon
-from ._tables import CONTRASTS, main_detection
+from ._tables import CONTRASTS, main_detection, paper_cells
 
 SET_ORDER = tuple(PROMPT_SETS)
 """Sets in the registry's order (``default`` first); unknown names sort after them."""
@@ -90,6 +91,7 @@ def _per_seed(det: pd.DataFrame, nav: pd.DataFrame) -> pd.DataFrame:
         f1 = main[[*CELL, PROMPT_SET_KEY, "seed", "f1"]].rename(columns={"f1": "value"})
         parts.append(f1.assign(strategy=DETECTION_MEASURE, metric="f1"))
     if not nav.empty:
+        nav = paper_cells(nav)  # one filter mode, view and agent: the paper's
         keys = [*CELL, "strategy", PROMPT_SET_KEY, "seed"]
         rates = nav.groupby(keys, as_index=False).agg(success=("success", "mean"), death=("death", "mean"))
         parts.append(rates.melt(id_vars=keys, value_vars=["success", "death"], var_name="metric", value_name="value"))
@@ -227,6 +229,7 @@ def contrast_robustness(
     ``holds_under_every_set``: same direction and significant under every set (with a
     single set, nothing is shown to hold across wordings, so False).
     """
+    nav = paper_cells(nav) if not nav.empty else nav  # one filter mode, view and agent: the paper's
     if nav.empty:
         return _frame([], ROBUSTNESS_COLUMNS)
     keys = [*CELL, "strategy", PROMPT_SET_KEY, "seed"]

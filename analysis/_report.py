@@ -35,24 +35,29 @@ from . import _figures as figures
 from . import _paper as paper
 from . import _probe as probe
 from . import _prompt_sets as prompt_sets
-from ._load import FILTER_KEY, FLAG_CELLS, PROMPT_SET_KEY, Results
+from ._load import AGENT_KEY, FILTER_KEY, FLAG_CELLS, FULL_VIEW, PROMPT_AGENT, PROMPT_SET_KEY, VIEW_KEY, Results
 from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from ._tables import (
     MAIN_BATCH_SIZE,
     PAPER_FILTER,
     REGIMES,
     STRATEGY_ORDER,
+    agent_tests,
     batch_sweep,
     detection_summary,
     f1_vs_success,
     flag_rates,
     main_detection,
     modality_tests,
+    nomemory_bound,
     outcome_rates,
+    paper_cells,
+    paper_view,
     stale_ratios,
     strategy_label,
     strategy_tests,
     thaw_freeze,
+    view_order,
     with_filter,
 )
 
@@ -259,7 +264,10 @@ def build_report(results: Results, out: Path, *, source: str = "", links: Links 
     links = links or Links(results.log_dir, out)
     doc = Document("SpatialSTALE reproduction report")
     wording = _main_prompt_set(results.detection, results.navigation)
-    nav, det = _one_set(results.navigation, wording), _one_set(results.detection, wording)
+    every_nav, det = _one_set(results.navigation, wording), _one_set(results.detection, wording)
+    # the paper's tables and figures: full view and the per-step prompt navigator (filter
+    # modes side by side); fog and the tool-calling navigator have their own sections
+    nav = paper_view(every_nav) if not every_nav.empty else every_nav
     _overview(doc, results, source, links)
     if wording != DEFAULT_PROMPT_SET or _sets(results.detection, results.navigation) != [wording]:
         doc.para(
@@ -273,10 +281,15 @@ def build_report(results: Results, out: Path, *, source: str = "", links: Links 
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
     _navigation(doc, nav, rates, out, links)
     _detection(doc, det, nav, out, links)
+    if not every_nav.empty and set(with_filter(every_nav)[VIEW_KEY]) != {FULL_VIEW}:
+        _fog(doc, every_nav, out, links)
+    if not every_nav.empty and set(with_filter(every_nav)[AGENT_KEY]) != {PROMPT_AGENT}:
+        _tool_agent(doc, every_nav, links)
     if not results.perception.empty:
         _perception(doc, results.perception, det, nav, out, links)
     if len(_sets(results.detection, results.navigation)) > 1:
-        _prompt_sensitivity(doc, results.detection, results.navigation)
+        every_set = results.navigation
+        _prompt_sensitivity(doc, results.detection, paper_cells(every_set) if not every_set.empty else every_set)
     _method(doc)
     return doc
 
@@ -871,6 +884,213 @@ def _perception(
         probe.fig_perception_f1(table, out / "fig10_perception.png"),
         "Fig. 10 (ours): perception vs detection F1, one point per seed",
     )
+
+
+# --- fog and the tool-calling navigator ---------------------------------------------
+
+
+def _view_name(radius: str) -> str:
+    return "full view" if radius == FULL_VIEW else f"radius {radius}"
+
+
+def _fog(doc: Document, every_nav: pd.DataFrame, out: Path, links: Links) -> None:
+    """Success and death against the view radius, paired tests between strategies at
+    each radius, and whether NoMemory is still an upper bound under fog."""
+    doc.heading("Fog (partial observability)")
+    nav = with_filter(every_nav)
+    nav = nav[(nav[FILTER_KEY] == PAPER_FILTER) & (nav[AGENT_KEY] == PROMPT_AGENT)]
+    if nav.empty:
+        doc.para(f"{MISSING}: the fog runs hold no `delete`-filter run of the per-step navigator.")
+        return
+    radii = view_order(nav[VIEW_KEY].unique())
+    rates = outcome_rates(nav)
+    models = sorted(nav.model.unique())
+    modalities = sorted(nav.modality.unique())
+    doc.para(
+        "Navigation with `-T view_radius=k`: the observation shows only the cells within k rows and k columns "
+        "of the agent (a square around it); the rest is unknown, so memory now carries information the "
+        "observation lacks. Rows: the `delete` filter and the per-step navigator; *full view* is the paper's "
+        f"observation. Cells: success / death over all episodes (seeds x epochs); *{MISSING}*: not run."
+    )
+    for modality in modalities:
+        rows = []
+        for model in models:
+            for regime in REGIMES:
+                for strategy in STRATEGY_ORDER:
+                    if _cell(rates, model=model, regime=regime, modality=modality, strategy=strategy) is None:
+                        continue
+                    row = [name(model), regime, figures.STRATEGY_NAMES.get(strategy, strategy)]
+                    for radius in radii:
+                        keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
+                        r = _cell(rates, **keys, view_radius=radius)
+                        log = _log_of(nav, **keys, view_radius=radius)
+                        row.append(
+                            MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log))
+                        )
+                    rows.append(row)
+        doc.para(f"{modality} observation.")
+        doc.table(["model", "regime", "strategy", *(f"{_view_name(r)} SR / Death" for r in radii)], rows)
+    doc.figure(
+        figures.fig_fog(rates, out / "fig11_fog.png"),
+        "Fig. 11 (ours): success (solid) and death (dashed) against the view radius, per strategy",
+    )
+    doc.para(_upper_bound_reading(nomemory_bound(rates)))
+
+    tests = strategy_tests(nav)
+    doc.heading("Paired tests between strategies at each radius", 3)
+    if tests.empty:
+        doc.para(f"{MISSING}: no radius has two strategies on shared seeds.")
+        return
+    doc.para(
+        "As the paired tests of the navigation section, within each view radius: Wilcoxon signed-rank over "
+        f"per-seed rates on shared seeds, Holm-adjusted over all {len(tests)} tests of this family, "
+        f"significant at alpha = {ALPHA}; McNemar (exact) on success paired by seed x episode. "
+        + _unreachable(tests, "seeds", "tests", "the table above holds their rates")
+    )
+    rows = []
+    names = figures.STRATEGY_NAMES
+    for t in tests[tests.reachable].itertuples():
+        rows.append(
+            [
+                name(t.model),
+                str(t.regime),
+                _view_name(str(t.view_radius)),
+                f"{names.get(t.a, t.a)} vs {names.get(t.b, t.b)}",
+                str(t.metric),
+                f"{t.seeds} ({t.nonzero} ≠ 0)",
+                f"{100 * t.difference:+.1f} pp",
+                pvalue(t.p),
+                pvalue(t.p_holm),
+                "yes" if t.significant else "no",
+                "" if t.metric != "success" else f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
+            ]
+        )
+    if rows:
+        doc.table(
+            [
+                "model",
+                "regime",
+                "view",
+                "A vs B",
+                "rate",
+                "seeds",
+                "Δ",
+                "Wilcoxon p",
+                "Holm p",
+                f"sig. (alpha={ALPHA})",
+                "McNemar only A/only B",
+            ],
+            rows,
+        )
+
+
+def _upper_bound_reading(bound: pd.DataFrame) -> str:
+    """Whether NoMemory is still an upper bound on success, under fog and in full view."""
+    if bound.empty:
+        return "Whether NoMemory is an upper bound needs NoMemory and another strategy on the same radius."
+    fog = bound[bound[VIEW_KEY] != FULL_VIEW]
+    full = bound[bound[VIEW_KEY] == FULL_VIEW]
+    parts = []
+    if len(full):
+        parts.append(
+            f"In the full view NoMemory is an upper bound on success in {int(full.bounded.sum())} of {len(full)} "
+            "(model, regime) cells (no memory strategy succeeds more often)."
+        )
+    if len(fog):
+        broken = fog[~fog.bounded.astype(bool)]
+        if broken.empty:
+            parts.append(f"Under fog NoMemory is still an upper bound in every one of the {len(fog)} cells.")
+        else:
+            shown = [
+                f"{name(r.model)} {r.regime} {_view_name(str(r.view_radius))}: "
+                f"{figures.STRATEGY_NAMES.get(r.best, r.best)} {pct(r.best_success)} vs NoMemory {pct(r.nomemory)}"
+                for r in broken.itertuples()
+            ]
+            parts.append(
+                f"Under fog NoMemory is no longer an upper bound in {len(broken)} of {len(fog)} (model, regime, "
+                f"radius) cells, where a memory strategy succeeds more often: " + "; ".join(shown) + "."
+            )
+    return " ".join(parts)
+
+
+def _tool_agent(doc: Document, every_nav: pd.DataFrame, links: Links) -> None:
+    """Outcomes of the tool-calling navigator beside the per-step prompt navigator's,
+    strategy by strategy, with paired tests on the same seeds."""
+    doc.heading("Tool-using navigator")
+    nav = with_filter(every_nav)
+    tests = agent_tests(nav)
+    doc.para(
+        "`-T agent=tools` plays the same episodes through tool calls (`move`, `recall`) in one conversation an "
+        "episode; `prompt` is the paper's one call a step. Same seeds, strategies and step budget: each row "
+        "pairs the two on the seeds both ran. Δ = mean per-seed rate of tools - prompt; Wilcoxon signed-rank "
+        f"over per-seed rates, Holm-adjusted over the {len(tests)} tests of this family (alpha = {ALPHA}; "
+        "*n too small*: no p this family can give with those seeds reaches alpha); McNemar (exact) on success "
+        "paired by seed x episode (only tools / only prompt succeeded)."
+    )
+    if tests.empty:
+        doc.para(f"{MISSING}: no strategy ran under both agents on shared seeds.")
+        return
+    several_views = len(set(tests[VIEW_KEY])) > 1
+    rows = []
+    success = tests[tests.metric == "success"]
+    radii = view_order(success[VIEW_KEY].unique())
+    modes = sorted(set(success[FILTER_KEY]), key=lambda mode: (mode != PAPER_FILTER, mode))
+    success = success.assign(
+        _order=[
+            (m, r, mo, STRATEGY_ORDER.index(s) if s in STRATEGY_ORDER else 99, modes.index(f), radii.index(v))
+            for m, r, mo, s, f, v in zip(
+                success.model,
+                success.regime,
+                success.modality,
+                success.strategy,
+                success[FILTER_KEY],
+                success[VIEW_KEY],
+                strict=True,
+            )
+        ]
+    ).sort_values("_order")
+    for t in success.itertuples():
+        death = tests[
+            (tests.metric == "death")
+            & (tests.model == t.model)
+            & (tests.regime == t.regime)
+            & (tests.modality == t.modality)
+            & (tests.strategy == t.strategy)
+            & (tests[FILTER_KEY] == t.filter)
+            & (tests[VIEW_KEY] == t.view_radius)
+            & (tests.agent == t.agent)
+        ].iloc[0]
+        keys = {
+            "model": t.model,
+            "regime": t.regime,
+            "modality": t.modality,
+            "strategy": t.strategy,
+            "filter": t.filter,
+            "view_radius": t.view_radius,
+        }
+        log, prompt_log = _log_of(nav, **keys, agent=t.agent), _log_of(nav, **keys, agent=PROMPT_AGENT)
+        row = [name(t.model), str(t.regime), str(t.modality)]
+        if several_views:
+            row.append(_view_name(str(t.view_radius)))
+        row += [
+            strategy_label(str(t.strategy), str(t.filter), figures.STRATEGY_NAMES),
+            str(t.seeds),
+            link(f"{pct(t.prompt)} / {pct(death.prompt)}", links.href(prompt_log)),
+            link(f"{pct(t.tools)} / {pct(death.tools)}", links.href(log)),
+            f"{100 * t.difference:+.1f} pp, p={pvalue(t.p_holm)} ({_sig(t.significant, t.reachable)})",
+            f"{100 * death.difference:+.1f} pp, p={pvalue(death.p_holm)} ({_sig(death.significant, death.reachable)})",
+            f"{int(t.only_agent)}/{int(t.only_prompt)}, p={pvalue(t.mcnemar_p)}",
+        ]
+        rows.append(row)
+    header = ["model", "regime", "obs", *(["view"] if several_views else []), "strategy", "seeds"]
+    header += ["prompt SR / Death", "tools SR / Death", "Δ success (Holm p)", "Δ death (Holm p)", "McNemar"]
+    doc.table(header, rows)
+
+
+def _sig(significant: object, reachable: object) -> str:
+    if not reachable:
+        return "n too small"
+    return "significant" if significant else "not significant"
 
 
 def _unreachable(tests: pd.DataFrame, unit: str, what: str, where: str) -> str:

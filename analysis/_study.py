@@ -32,7 +32,7 @@ from inspect_ai.util import DisplayType
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, default_seeds
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import EPISODES, navigation
-from spatialstale.solvers import DEFAULT_PROMPT_SET, MODALITIES, PROMPT_SETS, STRATEGIES
+from spatialstale.solvers import DEFAULT_FILTER, DEFAULT_PROMPT_SET, FILTERS, MODALITIES, PROMPT_SETS, STRATEGIES
 
 STUDY_REGIMES = ("L1", "L2", "L3")
 DEFAULT_BATCH_SIZE = 10
@@ -45,6 +45,14 @@ MAX_STUDY_SIZE = 64
 """The largest grid a study runs: its navigation prompts hold ~66k tokens (chars / 4)."""
 
 TaskKind = Literal["detection", "navigation"]
+
+FULL_VIEW = "full"
+"""How a study names the paper's full view (``-T view_radius`` left unset)."""
+NAVIGATORS = ("prompt", "tools")
+"""``-T agent`` values: the paper's one-call-a-step navigator, or the tool-calling one."""
+DEFAULT_NAVIGATOR = "prompt"
+FILTERING_STRATEGIES = ("selfverify", "omcd", "oracle")
+"""The strategies a filter mode changes; NoMemory and NoFilter flag nothing."""
 
 
 @dataclass(frozen=True)
@@ -62,14 +70,49 @@ class TaskSpec:
     max_steps: int = MAX_STEPS
     episodes: int = 1
     prompt_set: str = DEFAULT_PROMPT_SET
+    filter: str = DEFAULT_FILTER
+    """Navigation: ``-T filter`` (``delete``, the paper, or ``unknown``)."""
+    view_radius: int | None = None
+    """Navigation: ``-T view_radius`` (fog); None is the paper's full view."""
+    agent: str = DEFAULT_NAVIGATOR
+    """Navigation: ``-T agent`` (``prompt``, the paper's navigator, or ``tools``)."""
+
+    @property
+    def base_name(self) -> str:
+        """The cell without its study axes: ``detection L1 text B=10``, ``navigation L2 text``."""
+        if self.kind == "detection":
+            return f"detection {self.regime} {self.modality} B={self.batch_size}"
+        return f"navigation {self.regime} {self.modality}"
+
+    def axes(self) -> dict[str, str]:
+        """The study axes this cell sets away from the paper's protocol, by column name
+        (``prompt set``, ``filter``, ``view radius``, ``agent``); empty for a paper cell."""
+        axes: dict[str, str] = {}
+        if self.prompt_set != DEFAULT_PROMPT_SET:
+            axes["prompt set"] = self.prompt_set
+        if self.filter != DEFAULT_FILTER:
+            axes["filter"] = self.filter
+        if self.view_radius is not None:
+            axes["view radius"] = str(self.view_radius)
+        if self.agent != DEFAULT_NAVIGATOR:
+            axes["agent"] = self.agent
+        return axes
 
     @property
     def name(self) -> str:
-        """A short label such as ``detection L1 text B=10`` or ``navigation L2 text [warned]``."""
-        wording = "" if self.prompt_set == DEFAULT_PROMPT_SET else f" [{self.prompt_set}]"
-        if self.kind == "detection":
-            return f"detection {self.regime} {self.modality} B={self.batch_size}{wording}"
-        return f"navigation {self.regime} {self.modality}{wording}"
+        """A short label such as ``detection L1 text B=10``, ``navigation L2 text [warned]`` or
+        ``navigation L2 text filter=unknown view_radius=1 agent=tools``."""
+        settings = [
+            f"{key}={value}"
+            for key, value in (
+                ("filter", self.filter if self.filter != DEFAULT_FILTER else None),
+                ("view_radius", self.view_radius),
+                ("agent", self.agent if self.agent != DEFAULT_NAVIGATOR else None),
+            )
+            if value is not None
+        ]
+        wording = [] if self.prompt_set == DEFAULT_PROMPT_SET else [f"[{self.prompt_set}]"]
+        return " ".join([self.base_name, *settings, *wording])
 
     @property
     def samples(self) -> int:
@@ -95,6 +138,14 @@ class TaskSpec:
             # only when set, so that the default study's task arguments (and the logs a
             # resume recognises) stay what they were before prompt sets existed
             args["prompt_set"] = self.prompt_set
+        # likewise each navigation axis is passed only away from the paper's protocol
+        if self.kind == "navigation":
+            if self.filter != DEFAULT_FILTER:
+                args["filter"] = self.filter
+            if self.view_radius is not None:
+                args["view_radius"] = self.view_radius
+            if self.agent != DEFAULT_NAVIGATOR:
+                args["agent"] = self.agent
         return args
 
     def task(self) -> Task:
@@ -202,15 +253,26 @@ def study_tasks(
     detection_on: bool = True,
     navigation_on: bool = True,
     prompt_sets: Sequence[str] = (DEFAULT_PROMPT_SET,),
+    filters: Sequence[str] = (DEFAULT_FILTER,),
+    view_radii: Sequence[int | None] = (None,),
+    agents: Sequence[str] = (DEFAULT_NAVIGATOR,),
 ) -> tuple[TaskSpec, ...]:
     """The paper's matrix: detection over regimes x modalities, navigation over
     regimes (every strategy in one task, ``episodes`` epochs), and with
     ``batch_sweep`` detection on L1 text at B in {1, 5, 10, 20} (App. E); all of it
     once per prompt set in ``prompt_sets`` (the sweep under the default set only).
 
+    Navigation also runs once per filter mode x view radius x navigator agent of
+    ``filters``, ``view_radii`` (None: the full view) and ``agents``; the defaults are
+    the paper's cell alone. A filter mode other than ``delete`` runs only the
+    strategies it changes (SelfVerify, OMCD, Oracle): NoMemory and NoFilter would
+    repeat their ``delete`` runs.
+
     Raises:
-        ValueError: for an unknown regime, modality, strategy or prompt set, or a count below 1.
+        ValueError: for an unknown regime, modality, strategy, prompt set, filter mode
+            or agent, a view radius below 0, or a count below 1.
     """
+    check_axes(filters, view_radii, agents)
     for name in prompt_sets:
         if name not in PROMPT_SETS:
             raise ValueError(f"prompt sets must be among {', '.join(PROMPT_SETS)}; got {name!r}")
@@ -249,22 +311,77 @@ def study_tasks(
                     specs.append(spec)
     if navigation_on and strategies:
         for wording in prompt_sets:
-            for regime in regimes:
-                specs.append(
-                    TaskSpec(
-                        "navigation",
-                        regime,
-                        navigation_modality,
-                        batch_size,
-                        seed_tuple,
-                        size,
-                        strategies=tuple(strategies),
-                        max_steps=max_steps,
-                        episodes=episodes,
-                        prompt_set=wording,
-                    )
-                )
+            for filter_mode in filters:
+                ran = tuple(strategies)
+                if filter_mode != DEFAULT_FILTER:
+                    ran = tuple(s for s in strategies if s in FILTERING_STRATEGIES)
+                if not ran:
+                    continue
+                for radius in view_radii:
+                    for agent in agents:
+                        for regime in regimes:
+                            specs.append(
+                                TaskSpec(
+                                    "navigation",
+                                    regime,
+                                    navigation_modality,
+                                    batch_size,
+                                    seed_tuple,
+                                    size,
+                                    strategies=ran,
+                                    max_steps=max_steps,
+                                    episodes=episodes,
+                                    prompt_set=wording,
+                                    filter=filter_mode,
+                                    view_radius=radius,
+                                    agent=agent,
+                                )
+                            )
     return tuple(specs)
+
+
+def check_axes(filters: Sequence[str], view_radii: Sequence[int | None], agents: Sequence[str]) -> None:
+    """The navigation axes of a study, checked before anything runs.
+
+    Raises:
+        ValueError: one line naming the valid choices.
+    """
+    if not filters or not view_radii or not agents:
+        raise ValueError("a study needs at least one filter mode, view radius and agent")
+    for mode in filters:
+        if mode not in FILTERS:
+            raise ValueError(f"filters must be among {', '.join(FILTERS)}; got {mode!r}")
+    for radius in view_radii:
+        if radius is not None and (isinstance(radius, bool) or not isinstance(radius, int) or radius < 0):
+            raise ValueError(f"view radii must be {FULL_VIEW} or integers >= 0; got {radius!r}")
+    for agent in agents:
+        if agent not in NAVIGATORS:
+            raise ValueError(f"agents must be among {', '.join(NAVIGATORS)}; got {agent!r}")
+
+
+def parse_view_radii(items: Sequence[str]) -> list[int | None]:
+    """``full`` and integers >= 0 (``full,1,2``) as view radii, None for the full view,
+    in the order given, without repeats.
+
+    Raises:
+        ValueError: for anything else (one line naming the choices).
+    """
+    radii: list[int | None] = []
+    for item in items:
+        text = item.strip()
+        radius: int | None
+        if text.lower() == FULL_VIEW:
+            radius = None
+        else:
+            try:
+                radius = int(text)
+            except ValueError:
+                raise ValueError(f"view radii must be {FULL_VIEW} or integers >= 0; got {item!r}") from None
+            if radius < 0:
+                raise ValueError(f"view radii must be {FULL_VIEW} or integers >= 0; got {item!r}")
+        if radius not in radii:
+            radii.append(radius)
+    return radii
 
 
 def run_study(

@@ -16,7 +16,7 @@ import pandas as pd
 
 from spatialstale.solvers import STRATEGIES
 
-from ._load import FILTER_KEY, FLAG_CELLS, OUTCOMES
+from ._load import AGENT_KEY, FILTER_KEY, FLAG_CELLS, FULL_VIEW, OUTCOMES, PROMPT_AGENT, VIEW_KEY
 from ._stats import ALPHA, bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon, wilcoxon_min_p
 
 REGIMES = ("L1", "L2", "L3")
@@ -48,9 +48,40 @@ PAPER_FILTER = "delete"
 """The paper's filter mode: flagged entries are removed from the memory view."""
 
 
+AXES = (FILTER_KEY, VIEW_KEY, AGENT_KEY)
+"""The navigation axes beside the paper's matrix: filter mode, view radius, agent."""
+PAPER_AXES = {FILTER_KEY: PAPER_FILTER, VIEW_KEY: FULL_VIEW, AGENT_KEY: PROMPT_AGENT}
+"""Each axis's value in the paper's protocol, and in logs from before the axis existed."""
+
+
 def with_filter(nav: pd.DataFrame) -> pd.DataFrame:
-    """``nav`` with its filter-mode column; a table without one ran the paper's mode."""
-    return nav if FILTER_KEY in nav.columns else nav.assign(**{FILTER_KEY: PAPER_FILTER})
+    """``nav`` with its filter mode, view radius and agent columns; a table without one
+    ran the paper's value of it."""
+    missing = {key: value for key, value in PAPER_AXES.items() if key not in nav.columns}
+    return nav.assign(**missing) if missing else nav
+
+
+def paper_view(nav: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's observation and navigator (full view, per-step prompt
+    agent), every filter mode kept: what the paper's tables show side by side."""
+    nav = with_filter(nav)
+    return nav[(nav[VIEW_KEY] == FULL_VIEW) & (nav[AGENT_KEY] == PROMPT_AGENT)]
+
+
+def paper_cells(nav: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's protocol alone: full view, prompt agent, ``delete``."""
+    nav = paper_view(nav)
+    return nav[nav[FILTER_KEY] == PAPER_FILTER]
+
+
+def view_order(radii: Sequence[object]) -> list[str]:
+    """View radii as the fog tables and figure order them: by radius, ``full`` last."""
+    labels = {str(r) for r in radii}
+    numeric = sorted(
+        (label for label in labels if label != FULL_VIEW),
+        key=lambda x: (not x.isdigit(), int(x) if x.isdigit() else 0, x),
+    )
+    return numeric + ([FULL_VIEW] if FULL_VIEW in labels else [])
 
 
 def strategy_label(strategy: str, filter_mode: str, names: dict[str, str] | None = None) -> str:
@@ -61,8 +92,9 @@ def strategy_label(strategy: str, filter_mode: str, names: dict[str, str] | None
 
 
 def per_seed_rates(nav: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, regime, modality, strategy, filter, seed): outcome rates over its episodes."""
-    keys = ["model", "regime", "modality", "strategy", FILTER_KEY, "seed"]
+    """Per (model, regime, modality, strategy, filter, view radius, agent, seed): outcome
+    rates over its episodes."""
+    keys = ["model", "regime", "modality", "strategy", *AXES, "seed"]
     return (
         with_filter(nav)
         .groupby(keys, as_index=False)
@@ -80,7 +112,7 @@ RATE_COLUMNS = (
     "regime",
     "modality",
     "strategy",
-    FILTER_KEY,
+    *AXES,
     "episodes",
     "seeds",
     "fallbacks",
@@ -91,19 +123,22 @@ RATE_COLUMNS = (
 
 
 def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
-    """Table 3: per (model, regime, modality, strategy, filter mode) the outcome rates
-    over episodes, with seeded bootstrap CIs over seeds and mean steps by outcome."""
+    """Table 3: per (model, regime, modality, strategy, filter mode, view radius, agent)
+    the outcome rates over episodes, with seeded bootstrap CIs over seeds and mean steps
+    by outcome."""
     rows = []
     nav = with_filter(nav)
     seeds = per_seed_rates(nav)
-    for key, group in nav.groupby(["model", "regime", "modality", "strategy", FILTER_KEY]):
-        model, regime, modality, strategy, filter_mode = key
+    for key, group in nav.groupby(["model", "regime", "modality", "strategy", *AXES]):
+        model, regime, modality, strategy, filter_mode, radius, agent = key
         per_seed = seeds[
             (seeds.model == model)
             & (seeds.regime == regime)
             & (seeds.modality == modality)
             & (seeds.strategy == strategy)
             & (seeds[FILTER_KEY] == filter_mode)
+            & (seeds[VIEW_KEY] == radius)
+            & (seeds[AGENT_KEY] == agent)
         ]
         row = {
             "model": model,
@@ -111,6 +146,8 @@ def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
             "modality": modality,
             "strategy": strategy,
             FILTER_KEY: filter_mode,
+            VIEW_KEY: radius,
+            AGENT_KEY: agent,
             "episodes": len(group),
             "seeds": group.seed.nunique(),
             "fallbacks": int(group.fallbacks.sum()),
@@ -131,16 +168,20 @@ def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
 def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CONTRASTS) -> pd.DataFrame:
     """Paired Wilcoxon (per-seed success and death rates) and exact McNemar (success
     by seed x episode) for each contrast within each (model, regime, modality, filter
-    mode); Holm adjusts the Wilcoxon p-values across the whole family of the report."""
+    mode, view radius, agent); Holm adjusts the Wilcoxon p-values across the whole
+    family of the report."""
     nav = with_filter(nav)
     seeds = per_seed_rates(nav)
     rows = []
-    for (model, regime, modality, filter_mode), group in seeds.groupby(["model", "regime", "modality", FILTER_KEY]):
+    for key, group in seeds.groupby(["model", "regime", "modality", *AXES]):
+        model, regime, modality, filter_mode, radius, agent = key
         episodes = nav[
             (nav.model == model)
             & (nav.regime == regime)
             & (nav.modality == modality)
             & (nav[FILTER_KEY] == filter_mode)
+            & (nav[VIEW_KEY] == radius)
+            & (nav[AGENT_KEY] == agent)
         ]
         for a, b in contrasts:
             left = group[group.strategy == a].set_index("seed")
@@ -160,6 +201,8 @@ def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CON
                         "regime": regime,
                         "modality": modality,
                         FILTER_KEY: filter_mode,
+                        VIEW_KEY: radius,
+                        AGENT_KEY: agent,
                         "a": a,
                         "b": b,
                         "metric": metric,
@@ -188,7 +231,7 @@ TEST_COLUMNS = (
     "model",
     "regime",
     "modality",
-    FILTER_KEY,
+    *AXES,
     "a",
     "b",
     "metric",
@@ -202,6 +245,136 @@ TEST_COLUMNS = (
     "only_b",
     "mcnemar_p",
 )
+
+
+UPPER_BOUND_COLUMNS = (
+    "model",
+    "regime",
+    "modality",
+    VIEW_KEY,
+    "nomemory",
+    "best",
+    "best_success",
+    "bounded",
+)
+
+
+def nomemory_bound(rates: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, regime, modality, view radius) of ``outcome_rates`` rows (one filter
+    mode and agent): NoMemory's success, the memory strategy with the highest success
+    and whether NoMemory is still an upper bound (no strategy succeeds more often)."""
+    rows: list[dict[str, object]] = []
+    if rates.empty or "nomemory" not in set(rates.strategy):
+        return _frame(rows, UPPER_BOUND_COLUMNS)
+    for (model, regime, modality, radius), group in rates.groupby(["model", "regime", "modality", VIEW_KEY]):
+        nomemory = group[group.strategy == "nomemory"]
+        others = group[group.strategy != "nomemory"]
+        if nomemory.empty or others.empty:
+            continue
+        best = others.loc[others.success.idxmax()]
+        base = float(nomemory.success.iloc[0])
+        rows.append(
+            {
+                "model": model,
+                "regime": regime,
+                "modality": modality,
+                VIEW_KEY: radius,
+                "nomemory": base,
+                "best": str(best.strategy),
+                "best_success": float(best.success),
+                "bounded": bool(base >= float(others.success.max())),
+            }
+        )
+    return _frame(rows, UPPER_BOUND_COLUMNS)
+
+
+AGENT_TEST_COLUMNS = (
+    "model",
+    "regime",
+    "modality",
+    "strategy",
+    FILTER_KEY,
+    VIEW_KEY,
+    "agent",
+    "metric",
+    "seeds",
+    "prompt",
+    "tools",
+    "nonzero",
+    "difference",
+    "W",
+    "p",
+    "mcnemar_pairs",
+    "only_agent",
+    "only_prompt",
+    "mcnemar_p",
+)
+
+
+def agent_tests(nav: pd.DataFrame, baseline: str = PROMPT_AGENT) -> pd.DataFrame:
+    """Each other navigator against ``baseline`` (the per-step prompt agent), per
+    (model, regime, modality, strategy, filter mode, view radius): the mean per-seed
+    success and death under each on the seeds both ran, paired Wilcoxon over per-seed
+    rates (difference = agent - baseline) and exact McNemar on success by seed x
+    episode; Holm over the family. ``prompt`` and ``tools`` hold the two means (the
+    ``tools`` column is the compared agent's, whatever its name)."""
+    nav = with_filter(nav)
+    seeds = per_seed_rates(nav)
+    keys = ["model", "regime", "modality", "strategy", FILTER_KEY, VIEW_KEY]
+    rows = []
+    for key, group in seeds.groupby(keys):
+        model, regime, modality, strategy, filter_mode, radius = key
+        base = group[group[AGENT_KEY] == baseline].set_index("seed")
+        if base.empty:
+            continue
+        episodes = nav[
+            (nav.model == model)
+            & (nav.regime == regime)
+            & (nav.modality == modality)
+            & (nav.strategy == strategy)
+            & (nav[FILTER_KEY] == filter_mode)
+            & (nav[VIEW_KEY] == radius)
+        ]
+        eb = episodes[episodes[AGENT_KEY] == baseline].set_index(["seed", "epoch"]).success
+        for agent in sorted(set(group[AGENT_KEY]) - {baseline}):
+            other = group[group[AGENT_KEY] == agent].set_index("seed")
+            shared = sorted(set(base.index) & set(other.index))
+            if not shared:
+                continue
+            ea = episodes[episodes[AGENT_KEY] == agent].set_index(["seed", "epoch"]).success
+            pairs = sorted(set(ea.index) & set(eb.index))
+            mc = mcnemar([ea[p] for p in pairs], [eb[p] for p in pairs])
+            for metric in ("success", "death"):
+                a, b = list(other.loc[shared, metric]), list(base.loc[shared, metric])
+                w = paired_wilcoxon(a, b)
+                rows.append(
+                    {
+                        "model": model,
+                        "regime": regime,
+                        "modality": modality,
+                        "strategy": strategy,
+                        FILTER_KEY: filter_mode,
+                        VIEW_KEY: radius,
+                        "agent": agent,
+                        "metric": metric,
+                        "seeds": w.n,
+                        "prompt": float(np.mean(b)),
+                        "tools": float(np.mean(a)),
+                        "nonzero": w.nonzero,
+                        "difference": w.mean_difference,
+                        "W": w.statistic,
+                        "p": w.p,
+                        "mcnemar_pairs": mc.n if metric == "success" else math.nan,
+                        "only_agent": mc.only_a if metric == "success" else math.nan,
+                        "only_prompt": mc.only_b if metric == "success" else math.nan,
+                        "mcnemar_p": mc.p if metric == "success" else math.nan,
+                    }
+                )
+    table = _frame(rows, AGENT_TEST_COLUMNS)
+    table["p_holm"] = holm(list(table.p))
+    table["significant"] = table.p_holm < ALPHA
+    table["reachable"] = [p <= ALPHA for p in holm([wilcoxon_min_p(int(n)) for n in table.seeds])]
+    return table
 
 
 def main_detection(det: pd.DataFrame) -> pd.DataFrame:
@@ -318,8 +491,8 @@ def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, p
     by (model, regime, seed); and Pearson/Spearman per (model, regime)."""
     main = main_detection(det)
     f1 = main[main.modality == "text"][["model", "regime", "seed", "f1"]]
-    seeds = per_seed_rates(nav)
-    omcd = seeds[(seeds.strategy == "omcd") & (seeds.modality == "text") & (seeds[FILTER_KEY] == PAPER_FILTER)]
+    seeds = per_seed_rates(paper_cells(nav))
+    omcd = seeds[(seeds.strategy == "omcd") & (seeds.modality == "text")]
     omcd = omcd[["model", "regime", "seed", "success"]]
     pairs = f1.merge(omcd, on=["model", "regime", "seed"], how="inner")
     rows = []

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from ._load import Results
-from ._tables import REGIMES, STRATEGY_ORDER, detection_summary, main_detection, outcome_rates
+from ._tables import REGIMES, STRATEGY_ORDER, detection_summary, main_detection, outcome_rates, paper_cells
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -25,9 +25,8 @@ def demo_tables(results: Results) -> str:
     """The outcome table (success/death/timeout by model x regime x strategy) and the
     detection table (mean per-seed F1 by model x regime x modality)."""
     parts = []
-    nav = results.navigation
-    if "filter" in nav.columns:
-        nav = nav[nav["filter"] == "delete"]  # the paper's filter mode; the report shows the others
+    # the paper's cells (delete filter, full view, prompt agent); the report shows the others
+    nav = paper_cells(results.navigation) if not results.navigation.empty else results.navigation
     rates = outcome_rates(nav) if not nav.empty else None
     if rates is not None:
         rows = []

@@ -1,0 +1,156 @@
+"""The report's fog and tool-using navigator sections, on real navigation runs of the
+credulous reference agent: they appear only when the logs hold such runs, their numbers
+equal per-sample means computed from the raw logs, and the paper's tables are those
+of the paper's cells alone."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+
+from spatialstale.analysis import read_logs
+from spatialstale.analysis._load import view_label
+from spatialstale.analysis._report import pct, write_report
+from spatialstale.analysis._tables import view_order
+from spatialstale.evals.navigation import navigation
+
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+CREDULOUS = "spatialstale/credulous"
+SEEDS = "4810,1734,4196,2517"
+STRATEGIES = "nomemory,nofilter,oracle"
+NAMES = {"nomemory": "NoMemory", "nofilter": "NoFilter", "oracle": "Oracle"}
+LINK = re.compile(r"\[([^\]]*)\]\(<[^>]*>\)")
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    logs = tmp_path_factory.mktemp("axes")
+    common = {"regime": "L2", "seeds": SEEDS, "strategies": STRATEGIES, "episodes": 1, "max_steps": 20}
+    tasks = [
+        navigation(**common),
+        navigation(**common, view_radius=1),
+        navigation(**common, agent="tools"),
+    ]
+    done = eval(tasks, model=CREDULOUS, log_dir=str(logs), display="none", log_realtime=False)
+    assert all(log.status == "success" for log in done)
+    return logs
+
+
+@pytest.fixture(scope="module")
+def paper_only(log_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same paper-protocol log, alone in a folder."""
+    folder = tmp_path_factory.mktemp("paper")
+    for log in _logs(log_dir):
+        if not {"view_radius", "agent"} & set(log.eval.task_args_passed):
+            shutil.copy(log.location.removeprefix("file://"), folder)
+    assert len(list_eval_logs(str(folder))) == 1
+    return folder
+
+
+def _logs(folder: Path) -> list[EvalLog]:
+    return [read_eval_log(info.name) for info in list_eval_logs(str(folder))]
+
+
+def _raw_rates(folder: Path) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """(view radius, agent, strategy) -> (success, death) means over the sample records."""
+    values: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for log in _logs(folder):
+        for sample in log.samples or []:
+            assert sample.scores is not None
+            value = sample.scores["episode_outcome"].value
+            assert isinstance(value, dict)
+            meta = sample.metadata
+            key = (view_label(meta.get("view_radius")), str(meta.get("agent") or "prompt"), meta["strategy"])
+            values[key].append((float(value["success"]), float(value["death"])))
+    return {key: (sum(s for s, _ in v) / len(v), sum(d for _, d in v) / len(v)) for key, v in values.items()}
+
+
+def _section(markdown: str, heading: str) -> str:
+    start = markdown.index(f"\n## {heading}\n")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start : end if end >= 0 else None]
+
+
+def _rows(section: str) -> list[list[str]]:
+    """The body rows of every table in ``section``, links reduced to their text."""
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("| ") and not line.startswith("| model"):
+            rows.append([cell.strip() for cell in LINK.sub(r"\1", line).strip("|").split(" | ")])
+    return rows
+
+
+@pytest.fixture(scope="module")
+def report(log_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("report")
+    paths = write_report(read_logs(log_dir), out)
+    assert out / "fig11_fog.png" in paths
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_loader_reads_each_runs_view_and_agent(log_dir: Path) -> None:
+    nav = read_logs(log_dir).navigation
+    assert nav.groupby(["view_radius", "agent"]).size().to_dict() == {
+        ("1", "prompt"): 12,
+        ("full", "prompt"): 12,
+        ("full", "tools"): 12,
+    }
+    assert view_label(None) == "full" and view_label(2) == "2" and view_label("full") == "full"
+    assert view_order(["full", "10", "2", "0"]) == ["0", "2", "10", "full"]
+
+
+def test_the_paper_tables_are_those_of_the_paper_cells_alone(report: str, paper_only: Path, tmp_path: Path) -> None:
+    write_report(read_logs(paper_only), tmp_path)
+    alone = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert LINK.sub(r"\1", _section(report, "Navigation")) == LINK.sub(r"\1", _section(alone, "Navigation"))
+    # and the new sections appear only when the logs hold their runs
+    for heading in ("Fog (partial observability)", "Tool-using navigator"):
+        assert f"\n## {heading}\n" in report
+        assert f"\n## {heading}\n" not in alone
+    assert not (tmp_path / "fig11_fog.png").exists()
+
+
+def test_the_fog_table_equals_the_raw_logs(report: str, log_dir: Path) -> None:
+    raw = _raw_rates(log_dir)
+    fog = _section(report, "Fog (partial observability)")
+    header = next(line for line in fog.splitlines() if line.startswith("| model"))
+    assert header == "| model | regime | strategy | radius 1 SR / Death | full view SR / Death |"
+    rows = _rows(fog.split("### ")[0])
+    assert [row[2] for row in rows] == list(NAMES.values())
+    for row in rows:
+        strategy = next(s for s, n in NAMES.items() if n == row[2])
+        for cell, radius in zip(row[3:], ("1", "full"), strict=True):
+            success, death = raw[(radius, "prompt", strategy)]
+            assert cell == f"{pct(success)} / {pct(death)}"
+
+
+def test_the_upper_bound_sentence_reads_the_raw_logs(report: str, log_dir: Path) -> None:
+    raw = _raw_rates(log_dir)
+    fog = _section(report, "Fog (partial observability)")
+    nomemory = raw[("1", "prompt", "nomemory")][0]
+    beaten = [s for s in ("nofilter", "oracle") if raw[("1", "prompt", s)][0] > nomemory]
+    if beaten:
+        assert "Under fog NoMemory is no longer an upper bound in 1 of 1" in fog
+    else:
+        assert "Under fog NoMemory is still an upper bound in every one of the 1 cells." in fog
+    assert "In the full view NoMemory is an upper bound on success in 1 of 1" in fog
+
+
+def test_the_tool_agent_table_equals_the_raw_logs(report: str, log_dir: Path) -> None:
+    raw = _raw_rates(log_dir)
+    rows = _rows(_section(report, "Tool-using navigator"))
+    assert [row[3] for row in rows] == list(NAMES.values())
+    for row in rows:
+        strategy = next(s for s, n in NAMES.items() if n == row[3])
+        prompt, tools = raw[("full", "prompt", strategy)], raw[("full", "tools", strategy)]
+        assert row[4] == "4"
+        assert row[5] == f"{pct(prompt[0])} / {pct(prompt[1])}"
+        assert row[6] == f"{pct(tools[0])} / {pct(tools[1])}"
+        assert row[7].startswith(f"{100 * (tools[0] - prompt[0]):+.1f} pp, p=")
