@@ -270,7 +270,8 @@ def study_tasks(
 
     Raises:
         ValueError: for an unknown regime, modality, strategy, prompt set, filter mode
-            or agent, a view radius below 0, or a count below 1.
+            or agent, a view radius below 0, a count below 1, or a filter mode other than
+            ``delete`` without a strategy it changes.
     """
     check_axes(filters, view_radii, agents)
     for name in prompt_sets:
@@ -316,7 +317,10 @@ def study_tasks(
                 if filter_mode != DEFAULT_FILTER:
                     ran = tuple(s for s in strategies if s in FILTERING_STRATEGIES)
                 if not ran:
-                    continue
+                    raise ValueError(
+                        f"filter mode {filter_mode} changes only {', '.join(FILTERING_STRATEGIES)}; "
+                        f"none of them is among the strategies ({', '.join(strategies)})"
+                    )
                 for radius in view_radii:
                     for agent in agents:
                         for regime in regimes:

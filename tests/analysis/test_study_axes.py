@@ -110,12 +110,18 @@ def test_view_radii_read_full_and_integers() -> None:
         ("--view-radii", "full,-1", "view radii must be full or integers >= 0; got '-1'"),
         ("--view-radii", "1.5", "view radii must be full or integers >= 0; got '1.5'"),
         ("--view-radii", "near", "view radii must be full or integers >= 0; got 'near'"),
+        (
+            "--filters",
+            "delete,unknown --strategies nomemory,nofilter",
+            "filter mode unknown changes only selfverify, omcd, oracle; "
+            "none of them is among the strategies (nomemory, nofilter)",
+        ),
     ],
 )
 def test_a_bad_axis_value_fails_before_anything_runs_with_one_line(
     flag: str, value: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(_study_argv(tmp_path / "logs", flag, value)) == 2
+    assert main(_study_argv(tmp_path / "logs", flag, *value.split())) == 2
     err = capsys.readouterr().err
     assert err == f"spatialstale study: error: {message}\n"
     assert not (tmp_path / "logs").exists()
