@@ -12,7 +12,9 @@ through the same provider with ``get_model(...).generate`` and no task, side by 
 in one run. It prints:
 
 - **harness CPU per call** as a ratio to the baseline's (this process only; the server
-  has its own), text and vision;
+  has its own), text and vision, with the **transcript events per call** the task
+  logged (Inspect writes each one to its realtime sample buffer); ``--repeat N`` runs
+  each case N times and prints the medians (each ratio is measured within its run);
 - **concurrency efficiency**, calls x latency / connections / wall time, at each
   connection limit, for detection and for an L3 navigation run with OMCD;
 - **round trips** of one detection sample at B=10 (its wall time / latency);
@@ -32,6 +34,7 @@ import argparse
 import asyncio
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,10 +190,16 @@ class Run:
     latency: float
     connections: int
     sample_times: list[float]
+    events: int
+    """Transcript events of all samples."""
 
     @property
     def efficiency(self) -> float:
         return self.calls * self.latency / self.connections / self.wall if self.wall else float("nan")
+
+    @property
+    def events_per_call(self) -> float:
+        return self.events / max(self.calls, 1)
 
     @property
     def log_bytes_per_sample(self) -> float:
@@ -238,6 +247,7 @@ def run_task(name: str, task: Any, url: str, log_dir: Path, *, latency: float, c
         latency=latency,
         connections=connections,
         sample_times=[s.total_time or 0.0 for s in samples],
+        events=sum(len(s.events) for s in samples),
     )
 
 
@@ -409,6 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="run the tasks with Inspect's realtime sample buffer off (log_realtime=False)",
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each cost case; the medians are printed (default 1)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -419,6 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [part for part in sections if part not in SECTIONS]
     if unknown:
         parser.error(f"--sections must name any of {', '.join(SECTIONS)}; got {', '.join(unknown)}")
+    if args.repeat < 1:
+        parser.error(f"--repeat must be a whole number of at least 1; got {args.repeat}")
     plan = QUICK if args.quick else FULL
     REALTIME["log_realtime"] = not args.no_realtime
     latency = args.latency if args.latency is not None else plan.latency
@@ -431,7 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_task("warmup", _detection(1), server.url, logs, latency=0.0, connections=8)
 
         if "cost" in sections:
-            cost(plan, server.url, logs)
+            cost(plan, server.url, logs, args.repeat)
         if "efficiency" in sections:
             efficiency(plan, server.url, logs, latency, connections)
         if "trips" in sections:
@@ -439,30 +454,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def cost(plan: Plan, url: str, logs: Path) -> None:
-    """Harness CPU per call against the bare-Inspect replay, shared prefixes, log sizes."""
+def cost(plan: Plan, url: str, logs: Path, repeat: int = 1) -> None:
+    """Harness CPU per call against the bare-Inspect replay, events per call, shared
+    prefixes, log sizes; with ``repeat`` > 1, the median of that many runs of each case."""
     steps = plan.navigation_steps
     navigators = max(plan.cpu_samples // 4, 2)
     cases = [
-        ("detection text n=8", _detection(plan.cpu_samples)),
-        ("detection vision n=8", _detection(plan.cpu_samples, modality="vision")),
-        ("navigation text n=8", _navigation(navigators, STRATEGIES, max_steps=steps)),
-        ("navigation vision n=8", _navigation(navigators, STRATEGIES, modality="vision", max_steps=steps)),
+        ("detection text n=8", lambda: _detection(plan.cpu_samples)),
+        ("detection vision n=8", lambda: _detection(plan.cpu_samples, modality="vision")),
+        ("navigation text n=8", lambda: _navigation(navigators, STRATEGIES, max_steps=steps)),
+        ("navigation vision n=8", lambda: _navigation(navigators, STRATEGIES, modality="vision", max_steps=steps)),
     ]
     if plan.large:
-        cases.append((f"detection text n={plan.large}", _detection(1, size=plan.large)))
-        cases.append((f"detection vision n={plan.large}", _detection(1, modality="vision", size=plan.large)))
-    print(f"## Harness cost per call against bare Inspect (CPU of this process, {CPU_CONNECTIONS} connections)\n")
-    print("| run | samples | calls | harness ms/call | baseline ms/call | ratio | log KB/sample |")
-    print("|---|---|---|---|---|---|---|")
+        cases.append((f"detection text n={plan.large}", lambda: _detection(1, size=plan.large)))
+        cases.append((f"detection vision n={plan.large}", lambda: _detection(1, modality="vision", size=plan.large)))
+    realtime = "on" if REALTIME["log_realtime"] else "off"
+    runs_of = f", median of {repeat} runs" if repeat > 1 else ""
+    print(
+        f"## Harness cost per call against bare Inspect "
+        f"(CPU of this process, {CPU_CONNECTIONS} connections, realtime buffer {realtime}{runs_of})\n"
+    )
+    print("| run | samples | calls | events/call | harness ms/call | baseline ms/call | ratio | log KB/sample |")
+    print("|---|---|---|---|---|---|---|---|")
     runs: dict[str, Run] = {}
-    for name, task in cases:
-        run = run_task(name.replace(" ", "-"), task, url, logs, latency=0.0, connections=CPU_CONNECTIONS)
-        runs[name] = run
-        ratio, base = side_by_side(run, url)
+    for name, make in cases:
+        measured = []
+        for attempt in range(repeat):
+            run = run_task(
+                f"{name.replace(' ', '-')}-{attempt}", make(), url, logs, latency=0.0, connections=CPU_CONNECTIONS
+            )
+            runs[name] = run
+            measured.append((run.cpu / max(run.calls, 1), *side_by_side(run, url)))
+        harness, ratio, base = (statistics.median(values) for values in zip(*measured, strict=True))
         print(
-            f"| {name} | {run.samples} | {run.calls} | {1000 * run.cpu / max(run.calls, 1):.2f} | {1000 * base:.2f} | "
-            f"{ratio:.2f}x | {run.log_bytes_per_sample / 1000:.1f} |",
+            f"| {name} | {run.samples} | {run.calls} | {run.events_per_call:.2f} | {1000 * harness:.2f} | "
+            f"{1000 * base:.2f} | {ratio:.2f}x | {run.log_bytes_per_sample / 1000:.1f} |",
             flush=True,
         )
     print("\n## Prefix shared by consecutive prompts of a kind\n")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+
+from inspect_ai.dataset import Sample
 
 from spatialstale.env import REGIMES, default_seeds, validate_regime
-from spatialstale.solvers import PROMPT_SETS, PromptSet
+from spatialstale.solvers import MODALITIES, OBSERVATIONS, PROMPT_SETS, PromptSet, prompt_set_metadata
 
 try:
     # Inspect's CLI exits 1 on a SilentException without printing anything (no
@@ -186,3 +189,81 @@ def prompt_set_prompts(
         for kind, (value, default) in prompts.items()
     }
     return chosen, texts
+
+
+@dataclass(frozen=True)
+class GridTaskParams:
+    """The validated parameters the tasks that show the grid of each detection window
+    share (detection and perception), and what their logs record of them."""
+
+    regimes: list[str]
+    modality: str
+    batch_size: int
+    size: int
+    seeds: list[int]
+    prompt_set: PromptSet
+    prompts: dict[str, str]
+    """The system prompt of each call kind the task sends."""
+    structured: bool
+    observation: str
+
+    @property
+    def prompt_record(self) -> dict[str, str | int]:
+        """The prompt set's name and version and the hash of the prompts sent."""
+        return prompt_set_metadata(self.prompt_set, self.prompts)
+
+    def recorded(self, samples: list[Sample]) -> list[Sample]:
+        """``samples``, each with the prompt record added to its metadata."""
+        record = self.prompt_record
+        for sample in samples:
+            sample.metadata = {**(sample.metadata or {}), **record}
+        return samples
+
+    @property
+    def task_metadata(self) -> dict[str, object]:
+        return {
+            "regimes": self.regimes,
+            "modality": self.modality,
+            "batch_size": self.batch_size,
+            "size": self.size,
+            "structured": self.structured,
+            "observation": self.observation,
+            **self.prompt_record,
+        }
+
+
+def grid_task_params(
+    *,
+    regime: object,
+    modality: object,
+    batch_size: object,
+    seeds: object,
+    n_seeds: object,
+    master_seed: object,
+    size: object,
+    prompt_set: object,
+    prompts: Mapping[str, tuple[object, str]],
+    structured: object,
+    observation: object,
+) -> GridTaskParams:
+    """Validate the shared parameters, in the order the task signatures give them, and
+    print a bad one as one line (:func:`reported`); ``prompts`` as in
+    :func:`prompt_set_prompts`."""
+    with reported():
+        regime_list = regimes(regime)
+        chosen_modality = choice(modality, MODALITIES, "modality")
+        batch = integer(batch_size, "batch_size", 1)
+        side = integer(size, "size", 4)
+        seed_values = seed_list(seeds, n_seeds, master_seed)
+        chosen, texts = prompt_set_prompts(prompt_set, prompts)
+        return GridTaskParams(
+            regimes=regime_list,
+            modality=chosen_modality,
+            batch_size=batch,
+            size=side,
+            seeds=seed_values,
+            prompt_set=chosen,
+            prompts=texts,
+            structured=boolean(structured, "structured"),
+            observation=choice(observation, OBSERVATIONS, "observation"),
+        )

@@ -7,16 +7,9 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import boolean, choice, integer, prompt_set_prompts, regimes, reported, seed_list
+from spatialstale.evals._params import grid_task_params
 from spatialstale.scorers import stale_f1
-from spatialstale.solvers import (
-    DEFAULT_AUDIT_PROMPT,
-    DEFAULT_PROMPT_SET,
-    MODALITIES,
-    OBSERVATIONS,
-    detect,
-    prompt_set_metadata,
-)
+from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, DEFAULT_PROMPT_SET, detect
 
 VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -68,37 +61,32 @@ def detection(
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
     """
-    with reported():
-        regime_list = regimes(regime)
-        modality = choice(modality, MODALITIES, "modality")
-        batch_size = integer(batch_size, "batch_size", 1)
-        size = integer(size, "size", 4)
-        seed_values = seed_list(seeds, n_seeds, master_seed)
-        chosen, prompts = prompt_set_prompts(prompt_set, {"audit": (audit_prompt, DEFAULT_AUDIT_PROMPT)})
-        structured = boolean(structured, "structured")
-        observation = choice(observation, OBSERVATIONS, "observation")
-    recorded = prompt_set_metadata(chosen, prompts)
-    samples = detection_samples(regime_list, seed_values, size, modality, batch_size, observation)
-    for sample in samples:
-        sample.metadata = {**(sample.metadata or {}), **recorded}
+    params = grid_task_params(
+        regime=regime,
+        modality=modality,
+        batch_size=batch_size,
+        seeds=seeds,
+        n_seeds=n_seeds,
+        master_seed=master_seed,
+        size=size,
+        prompt_set=prompt_set,
+        prompts={"audit": (audit_prompt, DEFAULT_AUDIT_PROMPT)},
+        structured=structured,
+        observation=observation,
+    )
+    samples = detection_samples(
+        params.regimes, params.seeds, params.size, params.modality, params.batch_size, params.observation
+    )
     return Task(
-        dataset=MemoryDataset(samples, name="spatialstale-detection"),
+        dataset=MemoryDataset(params.recorded(samples), name="spatialstale-detection"),
         solver=detect(
-            modality=modality,
-            batch_size=batch_size,
-            audit_prompt=prompts["audit"],
-            structured=structured,
-            observation=observation,
+            modality=params.modality,
+            batch_size=params.batch_size,
+            audit_prompt=params.prompts["audit"],
+            structured=params.structured,
+            observation=params.observation,
         ),
         scorer=stale_f1(),
         version=VERSION,
-        metadata={
-            "regimes": regime_list,
-            "modality": modality,
-            "batch_size": batch_size,
-            "size": size,
-            "structured": structured,
-            "observation": observation,
-            **recorded,
-        },
+        metadata=params.task_metadata,
     )

@@ -7,9 +7,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import boolean, choice, integer, prompt_set_prompts, regimes, reported, seed_list
+from spatialstale.evals._params import grid_task_params
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import DEFAULT_PROMPT_SET, MODALITIES, OBSERVATIONS, prompt_set_metadata
+from spatialstale.solvers import DEFAULT_PROMPT_SET
 from spatialstale.solvers._probe import DEFAULT_PERCEPTION_PROMPT, perception_probe
 
 
@@ -69,37 +69,32 @@ def perception(
     Example:
         inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5
     """
-    with reported():
-        regime_list = regimes(regime)
-        modality = choice(modality, MODALITIES, "modality")
-        batch_size = integer(batch_size, "batch_size", 1)
-        size = integer(size, "size", 4)
-        seed_values = seed_list(seeds, n_seeds, master_seed)
-        chosen, prompts = prompt_set_prompts(prompt_set, {"perception": (perception_prompt, DEFAULT_PERCEPTION_PROMPT)})
-        structured = boolean(structured, "structured")
-        observation = choice(observation, OBSERVATIONS, "observation")
-    recorded = prompt_set_metadata(chosen, prompts)
-    samples = perception_samples(regime_list, seed_values, size, modality, batch_size, observation)
-    for sample in samples:
-        sample.metadata = {**(sample.metadata or {}), **recorded}
+    params = grid_task_params(
+        regime=regime,
+        modality=modality,
+        batch_size=batch_size,
+        seeds=seeds,
+        n_seeds=n_seeds,
+        master_seed=master_seed,
+        size=size,
+        prompt_set=prompt_set,
+        prompts={"perception": (perception_prompt, DEFAULT_PERCEPTION_PROMPT)},
+        structured=structured,
+        observation=observation,
+    )
+    samples = perception_samples(
+        params.regimes, params.seeds, params.size, params.modality, params.batch_size, params.observation
+    )
     return Task(
-        dataset=MemoryDataset(samples, name="spatialstale-perception"),
+        dataset=MemoryDataset(params.recorded(samples), name="spatialstale-perception"),
         solver=perception_probe(
-            modality=modality,
-            batch_size=batch_size,
-            perception_prompt=prompts["perception"],
-            structured=structured,
-            observation=observation,
+            modality=params.modality,
+            batch_size=params.batch_size,
+            perception_prompt=params.prompts["perception"],
+            structured=params.structured,
+            observation=params.observation,
         ),
         scorer=perception_accuracy(),
         version=1,
-        metadata={
-            "regimes": regime_list,
-            "modality": modality,
-            "batch_size": batch_size,
-            "size": size,
-            "structured": structured,
-            "observation": observation,
-            **recorded,
-        },
+        metadata=params.task_metadata,
     )

@@ -36,6 +36,7 @@ import re
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import islice
 from typing import Any, Literal
 
@@ -105,6 +106,9 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 def _string(token: str) -> str:
     """A quoted token's text; escapes are unescaped, never interpreted as code."""
+    if "\\" not in token:
+        # nothing to unescape: what both readings below return
+        return token[1:-1]
     if token.startswith('"'):
         try:
             value = json.loads(token)
@@ -138,6 +142,23 @@ def _flat_object(text: str) -> dict[str, Any]:
         name = _string(key) if key[0] in "\"'" else key.strip()
         out[name] = _string(raw) if raw[:1] in ("'", '"') and len(raw) > 1 and raw[-1] == raw[0] else _scalar(raw)
     return out
+
+
+_SPACE = re.compile(r"\s*")
+
+
+def _not_json(word: str) -> Any:
+    raise ValueError(word)
+
+
+def _strict_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a strict JSON object (no NaN or Infinity, which the tokens read as
+    words), else None."""
+    try:
+        value = json.loads(text, parse_constant=_not_json)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 @dataclass
@@ -202,6 +223,17 @@ def scan(text: str, max_containers: int = MAX_CONTAINERS) -> Scan:
                 close(frame)
                 pos = flat.end()
                 continue
+        elif stack and not skipped and len(stack) < MAX_DEPTH:
+            # a flat object after white space (", {" in an array): decoded in one step
+            # when it is strict JSON, which reads exactly as its tokens would
+            space = _SPACE.match(text, pos)
+            start = space.end() if space is not None else pos
+            flat = _FLAT.match(text, start) if text.startswith("{", start) else None
+            strict = _strict_object(flat.group()) if flat is not None else None
+            if flat is not None and strict is not None:
+                close(_Frame(strict))
+                pos = flat.end()
+                continue
         token = _TOKEN.match(text, pos)
         if token is None or token.end() == pos:  # only whitespace is left
             break
@@ -242,8 +274,25 @@ def scan(text: str, max_containers: int = MAX_CONTAINERS) -> Scan:
 # --- shared helpers ---------------------------------------------------------------
 
 
+_SEPARATORS = re.compile(r"[\s\-]+")
+NAME_CHARS = 64
+"""Keys up to this long are normalised once and remembered: an answer repeats the same
+few keys in every object."""
+
+
+@lru_cache(maxsize=1024)
+def _norm_name(key: str) -> str:
+    return _SEPARATORS.sub("_", key.strip().lower())
+
+
 def _norm_key(key: object) -> str:
-    return re.sub(r"[\s\-]+", "_", str(key).strip().lower())
+    text = str(key)
+    return _norm_name(text) if len(text) <= NAME_CHARS else _SEPARATORS.sub("_", text.strip().lower())
+
+
+def _lowered(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with its keys normalised (lower case, ``_`` for spaces and dashes)."""
+    return {_norm_key(k): v for k, v in obj.items()}
 
 
 _ID = re.compile(r"^\W*mem(?:ory)?[_\- ]?(?:id[_\- ]?)?0*(\d{1,6})\W*$", re.IGNORECASE)
@@ -306,9 +355,9 @@ WORD_KEYS = ("verdict", "status", "label", "judgment", "judgement", "result", "a
 REASON_KEYS = ("reason", "reasoning", "explanation", "justification", "rationale", "why", "evidence")
 
 
-def _object_verdict(obj: dict[str, Any]) -> tuple[bool | None, bool]:
-    """(stale?, conflicting) from an object's verdict keys; conflicting when they disagree."""
-    low = {_norm_key(k): v for k, v in obj.items()}
+def _object_verdict(low: dict[str, Any]) -> tuple[bool | None, bool]:
+    """(stale?, conflicting) from an object's verdict keys (normalised by
+    :func:`_lowered`); conflicting when they disagree."""
     readings = set()
     for key in STALE_KEYS + WORD_KEYS:
         if key in low and (reading := stale_value(low[key])) is not None:
@@ -321,8 +370,7 @@ def _object_verdict(obj: dict[str, Any]) -> tuple[bool | None, bool]:
     return (readings.pop() if readings else None), False
 
 
-def _reason(obj: dict[str, Any]) -> str:
-    low = {_norm_key(k): v for k, v in obj.items()}
+def _reason(low: dict[str, Any]) -> str:
     return next((_clip(low[k], REASON_CHARS) for k in REASON_KEYS if isinstance(low.get(k), str)), "")
 
 
@@ -339,21 +387,22 @@ def _records(found: Scan, book: IdBook) -> list[_Record]:
     and objects keyed by memory id (``{"mem_001": true}``, ``{"mem_001": {"is_stale": …}}``)."""
     records: list[_Record] = []
     for obj in found.dicts:
-        low = {_norm_key(k): v for k, v in obj.items()}
+        low = _lowered(obj)
         raw_id = next(
             (low[k] for k in ID_KEYS if isinstance(low.get(k), str | int) and not isinstance(low[k], bool)), None
         )
         if raw_id is not None:
-            stale, conflicting = _object_verdict(obj)
+            stale, conflicting = _object_verdict(low)
             if stale is not None or conflicting or _ID.match(str(raw_id)):
-                records.append(_Record(_clip(raw_id), stale, _reason(obj), conflicting))
+                records.append(_Record(_clip(raw_id), stale, _reason(low), conflicting))
                 continue
         for key, value in obj.items():
             if _ID.match(str(key)) is None:
                 continue
             if isinstance(value, dict):
-                stale, conflicting = _object_verdict(value)
-                records.append(_Record(_clip(key), stale, _reason(value), conflicting))
+                inner = _lowered(value)
+                stale, conflicting = _object_verdict(inner)
+                records.append(_Record(_clip(key), stale, _reason(inner), conflicting))
             elif not isinstance(value, list):
                 records.append(_Record(_clip(key), stale_value(value)))
     return records
@@ -474,7 +523,7 @@ def _id_items(value: Any) -> list[Any] | None:
         out: list[Any] = []
         for item in value:
             if isinstance(item, dict):
-                low = {_norm_key(k): v for k, v in item.items()}
+                low = _lowered(item)
                 item = next((low[k] for k in ID_KEYS if k in low), None)
             if isinstance(item, str):
                 out.append(item)
@@ -556,7 +605,7 @@ def read_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:
                 flag_raw += container
                 readable = True
             continue
-        low = {_norm_key(k): v for k, v in container.items()}
+        low = _lowered(container)
         for keys, bucket in ((INCONSISTENT_KEYS, flag_raw), (CONSISTENT_KEYS, clear_raw)):
             for key in keys:
                 items = _id_items(low.get(key)) if key in low else None
@@ -717,7 +766,7 @@ def read_action(text: str) -> ActionParse:
     notes = tuple(_scan_notes(found, answer, text))
     json_moves = []
     for obj in found.dicts:
-        low = {_norm_key(k): v for k, v in obj.items()}
+        low = _lowered(obj)
         for key in ACTION_KEYS:
             if key in low and (move := _direction(low[key])) is not None:
                 json_moves.append(move)
@@ -907,7 +956,7 @@ def _cell_records(found: Scan) -> list[_CellRecord]:
                 if cell is not None:
                     records.append(_CellRecord(at, cell))
             continue
-        low = {_norm_key(k): v for k, v in container.items()}
+        low = _lowered(container)
         row = next((_index(low[k]) for k in ROW_KEYS if k in low and _index(low[k]) is not None), None)
         col = next((_index(low[k]) for k in COL_KEYS if k in low and _index(low[k]) is not None), None)
         pos: tuple[int, int] | None = (row, col) if row is not None and col is not None else None
@@ -926,7 +975,7 @@ def _cell_records(found: Scan) -> list[_CellRecord]:
             if (pos := coordinate(str(key))) is None:
                 continue
             if isinstance(value, dict):
-                cell, conflicting = _object_cell({_norm_key(k): v for k, v in value.items()})
+                cell, conflicting = _object_cell(_lowered(value))
                 records.append(_CellRecord(pos, cell, conflicting))
             elif not isinstance(value, list):
                 records.append(_CellRecord(pos, cell_value(value)))

@@ -3,13 +3,18 @@
 The calls of one audit are independent, so they are issued together and Inspect's
 connection limit (``--max-connections``) bounds how many are in flight; the results,
 the counts and the order of the batches in the transcript are those of asking them
-one after another.
+one after another (:func:`in_batch_order`, which the perception probe shares).
+
+The transcript holds a span per batch around Inspect's own model event, and one
+table per audit: each transcript event costs Inspect a realtime-buffer write, so a
+table per call would add a third event to every call for what one table says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import anyio
 from inspect_ai.log import transcript
@@ -111,6 +116,86 @@ def n_batches(n_entries: int, batch_size: int) -> int:
     return -(-n_entries // batch_size)
 
 
+Item = TypeVar("Item")
+Answer = TypeVar("Answer")
+
+
+def batches_of(items: Sequence[Item], batch_size: int) -> list[Sequence[Item]]:
+    """``items`` in consecutive batches of ``batch_size`` (the last may be shorter)."""
+    return [items[i : i + batch_size] for i in range(0, len(items), batch_size)]
+
+
+async def in_batch_order(
+    batches: Sequence[Sequence[Item]],
+    ask: Callable[[Sequence[Item]], Awaitable[Answer]],
+    keep: Callable[[Sequence[Item], Answer], None],
+    *,
+    name: str,
+    kind: str,
+) -> None:
+    """Ask every batch at once and keep the answers in batch order.
+
+    Each call runs in its own span (``"{name} k of n"``, span type ``kind``), and
+    Inspect's connection limit bounds how many are in flight. ``keep`` sees batch k
+    only after batch k-1, and each span closes after its batch is kept, so the log,
+    the tallies and a sample limit that ends the calls midway (the answered batches up
+    to the first one still missing are kept) read as if the batches were asked one
+    after another.
+    """
+    done = [anyio.Event() for _ in batches]
+
+    async def one(index: int, batch: Sequence[Item]) -> None:
+        async with span(f"{name} {index + 1} of {len(batches)}", type=kind):
+            answer = await ask(batch)
+            if index:
+                await done[index - 1].wait()
+            keep(batch, answer)
+        done[index].set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            for index, batch in enumerate(batches):
+                group.start_soon(one, index, batch)
+    except BaseExceptionGroup as errors:
+        raise _first_error(errors) from None
+
+
+def _first_error(errors: BaseExceptionGroup) -> BaseException:
+    """The error asking the batches in turn would have raised: a sample limit first
+    (the solvers score the sample then), else the first error of the group."""
+    limits = errors.subgroup(LimitExceededError)
+    found: BaseException = limits if limits is not None else errors
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found
+
+
+@dataclass
+class BatchTable:
+    """One markdown table for all the batches of an audit (or an observation), in
+    batch order: a single transcript event where a table per call would add one event
+    per call."""
+
+    header: str
+    rows: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    batches: int = 0
+
+    def add(self, rows: Sequence[str], notes: Sequence[str]) -> None:
+        """The next batch's rows, and its notes (numbered by batch)."""
+        self.batches += 1
+        self.rows += rows
+        self.notes += [f"batch {self.batches}: {note}" for note in notes]
+
+    def log(self, source: str) -> None:
+        """Put the table of the batches kept so far in the transcript (nothing when
+        none was)."""
+        if self.rows:
+            columns = self.header.count("|") - 1
+            lines = [self.header, "|" + "---|" * columns, *self.rows]
+            transcript().info("\n".join(lines + (["", *self.notes] if self.notes else [])), source=source)
+
+
 async def batched_audit(
     model: Model,
     entries: Sequence[MemoryEntry],
@@ -127,48 +212,32 @@ async def batched_audit(
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
-    The calls run concurrently; each batch's span closes, and its verdicts are
-    tallied, only after the batch before it, so the log reads in batch order and a
-    sample limit that ends the audit keeps the answered batches up to the first one
-    still missing. Pass a ``tally`` to keep them when a sample limit interrupts the
-    audit.
+    The calls run concurrently and are kept in batch order (:func:`in_batch_order`):
+    a span per batch, then one table of every verdict of the audit. Pass a ``tally``
+    to keep the answered batches when a sample limit interrupts the audit.
     """
     size = len(grid)
     tally = tally if tally is not None else AuditTally(step, entries)
-    batches = [entries[i : i + batch_size] for i in range(0, len(entries), batch_size)]
-    done = [anyio.Event() for _ in batches]
+    batches = batches_of(entries, batch_size)
+    table = BatchTable("| entry | claim | verdict |")
 
-    async def ask(index: int, batch: Sequence[MemoryEntry]) -> None:
+    async def ask(batch: Sequence[MemoryEntry]) -> AuditParse:
         ids = [e.id for e in batch]
-        async with span(f"audit batch {index + 1} of {len(batches)}", type="audit"):
-            output = await model.generate(
-                audit_messages(batch, grid, agent, modality, prompt, size, observation),
-                config=answer_config(audit_schema(ids), structured, model),
-            )
-            parsed = parse_audit(output.completion, ids)
-            if index:
-                await done[index - 1].wait()
-            tally.add(batch, parsed)
-            transcript().info(_batch_table(batch, parsed), source="audit")
-        done[index].set()
+        output = await model.generate(
+            audit_messages(batch, grid, agent, modality, prompt, size, observation),
+            config=answer_config(audit_schema(ids), structured, model),
+        )
+        return parse_audit(output.completion, ids)
+
+    def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> None:
+        tally.add(batch, parsed)
+        table.add(*_batch_rows(batch, parsed))
 
     try:
-        async with anyio.create_task_group() as group:
-            for index, batch in enumerate(batches):
-                group.start_soon(ask, index, batch)
-    except BaseExceptionGroup as errors:
-        raise _first_error(errors) from None
+        await in_batch_order(batches, ask, keep, name="audit batch", kind="audit")
+    finally:
+        table.log("audit")
     return tally.result()
-
-
-def _first_error(errors: BaseExceptionGroup) -> BaseException:
-    """The error a sequential audit would have raised: a sample limit first (the
-    solvers score the sample then), else the first error of the group."""
-    limits = errors.subgroup(LimitExceededError)
-    found: BaseException = limits if limits is not None else errors
-    while isinstance(found, BaseExceptionGroup):
-        found = found.exceptions[0]
-    return found
 
 
 async def selfverify_audit(
@@ -207,8 +276,9 @@ async def selfverify_audit(
     )
 
 
-def _batch_table(batch: Sequence[MemoryEntry], parsed: AuditParse) -> str:
-    rows = ["| entry | claim | verdict |", "|---|---|---|"]
+def _batch_rows(batch: Sequence[MemoryEntry], parsed: AuditParse) -> tuple[list[str], list[str]]:
+    """A batch's rows of the audit table, and its notes."""
+    rows = []
     for entry in batch:
         verdict = (
             "unanswered"
@@ -225,5 +295,4 @@ def _batch_table(batch: Sequence[MemoryEntry], parsed: AuditParse) -> str:
         notes.append(f"unknown ids in the answer: {', '.join(parsed.unknown_ids)}")
     if parsed.error:
         notes.append(f"unparseable answer: {parsed.error}")
-    notes += parsed.notes
-    return "\n".join(rows + (["", *notes] if notes else []))
+    return rows, notes + parsed.notes

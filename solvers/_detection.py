@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar, cast
 
 import anyio
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -21,12 +22,67 @@ def _window(result: AuditResult, grid: Grid, instance: Instance) -> dict[str, ob
     return {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
 
 
-def _finish(state: TaskState, windows: list[dict[str, object]], limit: str | None = None) -> None:
-    state.store.set(DETECTION_STORE_KEY, {"windows": windows, "limit": limit})
+class WindowTally(Protocol):
+    """What a window's reading so far needs to say: the step of its grid."""
+
+    step: int
+
+
+Tally = TypeVar("Tally", bound=WindowTally)
+
+
+async def read_windows(
+    state: TaskState,
+    plan: Sequence[tuple[int, Grid]],
+    *,
+    title: str,
+    start: Callable[[int, Grid], Tally],
+    read: Callable[[Grid, Tally], Awaitable[object]],
+    record: Callable[[Tally, Grid, bool], dict[str, object]],
+    store_key: str,
+    summary: Callable[[list[dict[str, object]]], str],
+) -> None:
+    """Read the grid of every window of ``plan`` in turn and store the windows.
+
+    Each window gets a span (``"{title} k (after step t)"``) and a fresh tally
+    (``start``), which ``read`` fills; ``record`` turns a tally into the window as
+    logged (False: ended early). The windows and the sample limit that ended them, if
+    any, go to the store under ``store_key``; ``summary`` says what they hold as the
+    sample's completion.
+    """
+    windows: list[dict[str, object]] = []
+    tally: Tally | None = None
+    try:
+        for number, (step, grid) in enumerate(plan, start=1):
+            tally = start(step, grid)
+            async with span(f"{title} {number} (after step {step})", type="window"):
+                await read(grid, tally)
+            windows.append(record(tally, grid, True))
+    except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
+        # A sample limit ends the reading early: the sample is still scored, with the
+        # batches answered so far and everything else unanswered.
+        for step, grid in plan[len(windows) :]:
+            started = tally if tally is not None and tally.step == step else start(step, grid)
+            windows.append(record(started, grid, False))
+        _finish(state, store_key, windows, summary, limit_reason(ex))
+        raise
+    _finish(state, store_key, windows, summary)
+
+
+def _finish(
+    state: TaskState,
+    store_key: str,
+    windows: list[dict[str, object]],
+    summary: Callable[[list[dict[str, object]]], str],
+    limit: str | None = None,
+) -> None:
+    state.store.set(store_key, {"windows": windows, "limit": limit})
+    state.output.completion = summary(windows) + (f"; ended early by a sample limit ({limit})" if limit else "")
+
+
+def _flagged(windows: list[dict[str, object]]) -> str:
     flagged = sum(len(cast(list[str], w["flagged"])) for w in windows)
-    state.output.completion = f"{len(windows)} detection window(s), {flagged} entries flagged" + (
-        f"; ended early by a sample limit ({limit})" if limit else ""
-    )
+    return f"{len(windows)} detection window(s), {flagged} entries flagged"
 
 
 def detection_windows(instance: Instance) -> list[tuple[int, Grid]]:
@@ -66,37 +122,32 @@ def detect(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
         auditor = auditor_model(audit_model_role)
-        plan = detection_windows(instance)
-        windows: list[dict[str, object]] = []
-        tally: AuditTally | None = None
-        try:
-            for number, (step, grid) in enumerate(plan, start=1):
-                tally = AuditTally(step, instance.memory)
-                async with span(f"detection window {number} (after step {step})", type="window"):
-                    await batched_audit(
-                        auditor,
-                        instance.memory,
-                        grid,
-                        instance.start,
-                        modality=modality,
-                        batch_size=batch_size,
-                        prompt=audit_prompt,
-                        step=step,
-                        structured=structured,
-                        tally=tally,
-                        observation=observation,
-                    )
-                windows.append(_window(tally.result(), grid, instance))
-        except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
-            # A sample limit ends the audits early: the sample is still scored, with the
-            # batches answered so far and every other entry unanswered.
-            for step, grid in plan[len(windows) :]:
-                started = tally is not None and tally.step == step
-                result = (tally if started and tally else AuditTally(step, instance.memory)).result(complete=False)
-                windows.append(_window(result, grid, instance))
-            _finish(state, windows, limit=limit_reason(ex))
-            raise
-        _finish(state, windows)
+
+        async def audit(grid: Grid, tally: AuditTally) -> None:
+            await batched_audit(
+                auditor,
+                instance.memory,
+                grid,
+                instance.start,
+                modality=modality,
+                batch_size=batch_size,
+                prompt=audit_prompt,
+                step=tally.step,
+                structured=structured,
+                tally=tally,
+                observation=observation,
+            )
+
+        await read_windows(
+            state,
+            detection_windows(instance),
+            title="detection window",
+            start=lambda step, grid: AuditTally(step, instance.memory),
+            read=audit,
+            record=lambda tally, grid, complete: _window(tally.result(complete=complete), grid, instance),
+            store_key=DETECTION_STORE_KEY,
+            summary=_flagged,
+        )
         return state
 
     return solve

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-import anyio
-from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
@@ -24,14 +22,14 @@ from inspect_ai.model import (
     ResponseSchema,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import JSONSchema, LimitExceededError, span
+from inspect_ai.util import JSONSchema
 
 from spatialstale.env import Grid, Pos
 
 from ._answers import PerceptionParse, cell_label, read_perception
-from ._audit import _first_error as first_error
-from ._detection import detection_windows
-from ._navigation import auditor_model, instance_of, limit_reason
+from ._audit import BatchTable, batches_of, in_batch_order
+from ._detection import detection_windows, read_windows
+from ._navigation import auditor_model, instance_of
 from ._prompts import answer_config, cacheable, fill_prompt, observation_content, user_message
 
 PERCEPTION_STORE_KEY = "spatialstale:perception"
@@ -164,42 +162,35 @@ async def probe_grid(
 ) -> None:
     """Ask for every cell of ``grid`` in batches of ``batch_size``, one call each.
 
-    As in the audit, the calls run concurrently and each batch is tallied only after
-    the one before it, so the log reads in batch order and a sample limit keeps the
-    answered batches up to the first one still missing.
+    As in the audit (:func:`in_batch_order`), the calls run concurrently and are kept
+    in batch order: a span per batch, then one table of every reading, and a sample
+    limit keeps the answered batches up to the first one still missing.
     """
     size = len(grid)
-    cells = all_cells(size)
-    batches = [cells[i : i + batch_size] for i in range(0, len(cells), batch_size)]
-    done = [anyio.Event() for _ in batches]
+    table = BatchTable("| cell | truth | read |")
 
-    async def ask(index: int, batch: Sequence[Pos]) -> None:
-        async with span(f"perception batch {index + 1} of {len(batches)}", type="perception"):
-            output = await model.generate(
-                perception_messages(batch, grid, agent, modality, prompt, size, observation),
-                config=answer_config(perception_schema(batch), structured),
-            )
-            parsed = read_perception(output.completion, batch)
-            if index:
-                await done[index - 1].wait()
-            tally.add(batch, parsed)
-            transcript().info(_batch_table(batch, grid, parsed), source="perception")
-        done[index].set()
+    async def ask(batch: Sequence[Pos]) -> PerceptionParse:
+        output = await model.generate(
+            perception_messages(batch, grid, agent, modality, prompt, size, observation),
+            config=answer_config(perception_schema(batch), structured),
+        )
+        return read_perception(output.completion, batch)
+
+    def keep(batch: Sequence[Pos], parsed: PerceptionParse) -> None:
+        tally.add(batch, parsed)
+        table.add(*_batch_rows(batch, grid, parsed))
 
     try:
-        async with anyio.create_task_group() as group:
-            for index, batch in enumerate(batches):
-                group.start_soon(ask, index, batch)
-    except BaseExceptionGroup as errors:
-        raise first_error(errors) from None
+        await in_batch_order(
+            batches_of(all_cells(size), batch_size), ask, keep, name="perception batch", kind="perception"
+        )
+    finally:
+        table.log("perception")
 
 
-def _finish(state: TaskState, windows: list[dict[str, object]], limit: str | None = None) -> None:
-    state.store.set(PERCEPTION_STORE_KEY, {"windows": windows, "limit": limit})
+def _cells_read(windows: list[dict[str, object]]) -> str:
     read = sum(len(cast(dict[str, str], w["readings"])) for w in windows)
-    state.output.completion = f"{len(windows)} observation(s), {read} cells read" + (
-        f"; ended early by a sample limit ({limit})" if limit else ""
-    )
+    return f"{len(windows)} observation(s), {read} cells read"
 
 
 @solver
@@ -228,41 +219,38 @@ def perception_probe(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
         model = auditor_model(model_role)
-        plan = detection_windows(instance)
-        windows: list[dict[str, object]] = []
-        tally: ProbeTally | None = None
-        try:
-            for number, (step, grid) in enumerate(plan, start=1):
-                tally = ProbeTally(step, grid)
-                async with span(f"observation {number} (after step {step})", type="window"):
-                    await probe_grid(
-                        model,
-                        grid,
-                        instance.start,
-                        modality=modality,
-                        batch_size=batch_size,
-                        prompt=perception_prompt,
-                        structured=structured,
-                        tally=tally,
-                        observation=observation,
-                    )
-                windows.append(tally.window())
-        except (LimitExceededError, anyio.get_cancelled_exc_class()) as ex:
-            # A sample limit ends the probe early: the sample is still scored, with the
-            # batches answered so far and every other cell unanswered.
-            for step, grid in plan[len(windows) :]:
-                started = tally is not None and tally.step == step
-                windows.append((tally if started and tally else ProbeTally(step, grid)).window(complete=False))
-            _finish(state, windows, limit=limit_reason(ex))
-            raise
-        _finish(state, windows)
+
+        async def probe(grid: Grid, tally: ProbeTally) -> None:
+            await probe_grid(
+                model,
+                grid,
+                instance.start,
+                modality=modality,
+                batch_size=batch_size,
+                prompt=perception_prompt,
+                structured=structured,
+                tally=tally,
+                observation=observation,
+            )
+
+        await read_windows(
+            state,
+            detection_windows(instance),
+            title="observation",
+            start=ProbeTally,
+            read=probe,
+            record=lambda tally, grid, complete: tally.window(complete=complete),
+            store_key=PERCEPTION_STORE_KEY,
+            summary=_cells_read,
+        )
         return state
 
     return solve
 
 
-def _batch_table(batch: Sequence[Pos], grid: Grid, parsed: PerceptionParse) -> str:
-    rows = ["| cell | truth | read |", "|---|---|---|"]
+def _batch_rows(batch: Sequence[Pos], grid: Grid, parsed: PerceptionParse) -> tuple[list[str], list[str]]:
+    """A batch's rows of the observation's table, and its notes."""
+    rows = []
     for pos in batch:
         read = (
             "unanswered"
@@ -277,5 +265,4 @@ def _batch_table(batch: Sequence[Pos], grid: Grid, parsed: PerceptionParse) -> s
         notes.append(f"cells outside the batch in the answer: {', '.join(parsed.unknown_cells)}")
     if parsed.error:
         notes.append(f"unparseable answer: {parsed.error}")
-    notes += parsed.notes
-    return "\n".join(rows + (["", *notes] if notes else []))
+    return rows, notes + parsed.notes

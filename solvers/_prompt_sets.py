@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._probe import DEFAULT_PERCEPTION_PROMPT, PERCEPTION_MARKER
 from ._prompts import (
@@ -83,41 +83,44 @@ class PromptSet:
         return DEFAULT_PERCEPTION_PROMPT if text is None else text
 
 
-_CELLS = (
-    "Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top."
+def _edited(prompt: str, *edits: tuple[str, str]) -> str:
+    """``prompt`` with each (old, new) text replaced; an ``old`` it does not hold
+    raises, so a change to the default prompts cannot leave a derived set silently
+    unchanged."""
+    for old, new in edits:
+        if old not in prompt:
+            raise ValueError(f"the prompt no longer holds {old!r}")
+        prompt = prompt.replace(old, new)
+    return prompt
+
+
+_CHANGED = (
+    "The grid may have changed since the memory was written: ice can thaw into holes and holes can freeze into ice.\n"
+)
+_RULE = (
+    "A memory entry is stale when its claim no longer matches the current grid: a SAFE claim about a cell that is "
+    "now a hole,\nor a DANGER claim about a cell that is now safe.\n"
 )
 
-NO_RULE_AUDIT_PROMPT = (
-    AUDIT_MARKER
-    + """
-You audit an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid.
-"""
-    + _CELLS
-    + """
-For every memory entry you are given, answer whether it is stale, with a short reason.
-Answer with JSON only, one object per entry, in the order given:
-[{"memory_id": "mem_000", "is_stale": false, "reason": "..."}]"""
+NO_RULE_AUDIT_PROMPT = _edited(
+    DEFAULT_AUDIT_PROMPT,
+    (_CHANGED + _RULE, ""),
+    ('"reason": "(0,0) is S in the current grid; the claim holds"', '"reason": "..."'),
 )
 """The default audit prompt without the staleness rule: it neither says the grid may
 have changed nor what makes an entry stale (and its example reason gives no hint)."""
 
-NO_RULE_SELFVERIFY_PROMPT = (
-    SELFVERIFY_MARKER
-    + """
-You check an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid before it navigates.
-"""
-    + _CELLS
-    + """
-List every memory entry that is inconsistent with the current grid; those entries will be removed.
-Answer with JSON only: {"inconsistent": ["mem_012", "mem_044"]} (an empty list when all entries hold)."""
-)
+NO_RULE_SELFVERIFY_PROMPT = _edited(DEFAULT_SELFVERIFY_PROMPT, (_CHANGED, ""))
 """The default SelfVerify prompt without the sentence saying the grid may have changed."""
 
-WARNED_NAVIGATE_PROMPT = DEFAULT_NAVIGATE_PROMPT.replace(
-    "The memory holds notes from earlier exploration of this grid.",
-    "The memory holds notes from earlier exploration of this grid. They were written earlier and may be out "
-    "of date: ice can have thawed into holes and holes can have frozen into ice since.\n"
-    "The current grid is authoritative: where a memory note and the current grid disagree, trust the current grid.",
+WARNED_NAVIGATE_PROMPT = _edited(
+    DEFAULT_NAVIGATE_PROMPT,
+    (
+        "The memory holds notes from earlier exploration of this grid.",
+        "The memory holds notes from earlier exploration of this grid. They were written earlier and may be out "
+        "of date: ice can have thawed into holes and holes can have frozen into ice since.\n"
+        "The current grid is authoritative: where a memory note and the current grid disagree, trust the current grid.",
+    ),
 )
 
 MINIMAL_AUDIT_PROMPT = (
@@ -146,31 +149,30 @@ Grid {size}x{size}: S start, F ice, H hole, G goal; (row,col). Give the type of 
 JSON only: [{"cell": "(0,0)", "type": "S"}]"""
 )
 
+_DEFAULT_SET = PromptSet(
+    name="default",
+    version=1,
+    summary="the suite's prompts (the paper-protocol reproduction)",
+    audit=DEFAULT_AUDIT_PROMPT,
+    selfverify=DEFAULT_SELFVERIFY_PROMPT,
+    navigate=DEFAULT_NAVIGATE_PROMPT,
+)
+
 PROMPT_SETS: dict[str, PromptSet] = {
     prompt_set.name: prompt_set
     for prompt_set in (
-        PromptSet(
-            name="default",
-            version=1,
-            summary="the suite's prompts (the paper-protocol reproduction)",
-            audit=DEFAULT_AUDIT_PROMPT,
-            selfverify=DEFAULT_SELFVERIFY_PROMPT,
-            navigate=DEFAULT_NAVIGATE_PROMPT,
-        ),
-        PromptSet(
+        _DEFAULT_SET,
+        replace(
+            _DEFAULT_SET,
             name="no_rule",
-            version=1,
             summary="audit and SelfVerify prompts without the explicit staleness rule",
             audit=NO_RULE_AUDIT_PROMPT,
             selfverify=NO_RULE_SELFVERIFY_PROMPT,
-            navigate=DEFAULT_NAVIGATE_PROMPT,
         ),
-        PromptSet(
+        replace(
+            _DEFAULT_SET,
             name="warned",
-            version=1,
             summary="navigation prompt warns that memory may be out of date and the grid is authoritative",
-            audit=DEFAULT_AUDIT_PROMPT,
-            selfverify=DEFAULT_SELFVERIFY_PROMPT,
             navigate=WARNED_NAVIGATE_PROMPT,
         ),
         PromptSet(

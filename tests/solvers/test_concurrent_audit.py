@@ -61,9 +61,14 @@ def _batch_spans(sample: EvalSample) -> list[str]:
     return [e.name for e in sample.events if isinstance(e, SpanBeginEvent) and e.type == "audit"]
 
 
-def _infos_by_span(sample: EvalSample) -> list[str]:
+def _audit_tables(sample: EvalSample) -> list[tuple[str, str]]:
+    """Each audit table as (the span it stands in, its text)."""
     names = {e.id: e.name for e in sample.events if isinstance(e, SpanBeginEvent)}
-    return [names[str(e.span_id)] for e in sample.events if isinstance(e, InfoEvent) and e.source == "audit"]
+    return [
+        (names[str(e.span_id)], str(e.data))
+        for e in resolve_sample_attachments(sample).events
+        if isinstance(e, InfoEvent) and e.source == "audit"
+    ]
 
 
 @pytest.mark.parametrize("connections", [1, 8])
@@ -81,7 +86,16 @@ def test_an_audit_issues_its_batches_together_and_logs_them_in_batch_order(conne
         windows = len(spans) // 7
         in_order = [f"audit batch {k} of 7" for k in range(1, 8)] * windows
         assert spans == in_order and windows >= 1
-        assert _infos_by_span(sample) == in_order
+        # one table per audit, in its window's span, with every entry in batch order
+        tables = _audit_tables(sample)
+        assert [where for where, _ in tables] == [
+            f"detection window {k} (after step {step})"
+            for k, step in enumerate([w["step"] for w in sample.store["spatialstale:detection"]["windows"]], start=1)
+        ]
+        for _, text in tables:
+            assert [line.split(" | ")[0].lstrip("| ") for line in text.splitlines()[2:66]] == [
+                f"mem_{i:03d}" for i in range(64)
+            ]
         # each batch's span holds its own call: the entries it asks about, and no other
         names = {e.id: e.name for e in sample.events if isinstance(e, SpanBeginEvent)}
         for event in resolve_sample_attachments(sample).events:
