@@ -932,9 +932,9 @@ def _fog(doc: Document, every_nav: pd.DataFrame, out: Path, links: Links) -> Non
         doc.table(["model", "regime", "strategy", *(f"{_view_name(r)} SR / Death" for r in radii)], rows)
     doc.figure(
         figures.fig_fog(rates, out / "fig11_fog.png"),
-        "Fig. 11 (ours): success (solid) and death (dashed) against the view radius, per strategy",
+        "Fig. 11 (ours): success and death rate against the view radius (full = the paper's view), per strategy",
     )
-    doc.para(_upper_bound_reading(nomemory_bound(rates)))
+    doc.para(_upper_bound_reading(nomemory_bound(nav)))
 
     tests = strategy_tests(nav)
     doc.heading("Paired tests between strategies at each radius", 3)
@@ -1003,7 +1003,8 @@ def _upper_bound_reading(bound: pd.DataFrame) -> str:
         else:
             shown = [
                 f"{name(r.model)} {r.regime} {_view_name(str(r.view_radius))}: "
-                f"{figures.STRATEGY_NAMES.get(r.best, r.best)} {pct(r.best_success)} vs NoMemory {pct(r.nomemory)}"
+                f"{figures.STRATEGY_NAMES.get(r.best, r.best)} {pct(r.best_success)} vs NoMemory {pct(r.nomemory)} "
+                f"(at least as often on {r.seeds_at_least} of {r.seeds} seeds, more often on {r.seeds_more})"
                 for r in broken.itertuples()
             ]
             parts.append(

@@ -256,16 +256,23 @@ UPPER_BOUND_COLUMNS = (
     "best",
     "best_success",
     "bounded",
+    "seeds",
+    "seeds_at_least",
+    "seeds_more",
 )
 
 
-def nomemory_bound(rates: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, regime, modality, view radius) of ``outcome_rates`` rows (one filter
-    mode and agent): NoMemory's success, the memory strategy with the highest success
-    and whether NoMemory is still an upper bound (no strategy succeeds more often)."""
+def nomemory_bound(nav: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, regime, modality, view radius) of ``nav`` (one filter mode and agent):
+    NoMemory's success, the memory strategy with the highest success, whether NoMemory is
+    still an upper bound (no strategy succeeds more often), and seed by seed on the seeds
+    both ran: on how many the best strategy's success is at least NoMemory's, and above it."""
     rows: list[dict[str, object]] = []
-    if rates.empty or "nomemory" not in set(rates.strategy):
+    nav = with_filter(nav)
+    if nav.empty or "nomemory" not in set(nav.strategy):
         return _frame(rows, UPPER_BOUND_COLUMNS)
+    rates = outcome_rates(nav)
+    seeds = per_seed_rates(nav)
     for (model, regime, modality, radius), group in rates.groupby(["model", "regime", "modality", VIEW_KEY]):
         nomemory = group[group.strategy == "nomemory"]
         others = group[group.strategy != "nomemory"]
@@ -273,6 +280,15 @@ def nomemory_bound(rates: pd.DataFrame) -> pd.DataFrame:
             continue
         best = others.loc[others.success.idxmax()]
         base = float(nomemory.success.iloc[0])
+        cell = seeds[
+            (seeds.model == model)
+            & (seeds.regime == regime)
+            & (seeds.modality == modality)
+            & (seeds[VIEW_KEY] == radius)
+        ]
+        left = cell[cell.strategy == best.strategy].set_index("seed").success
+        right = cell[cell.strategy == "nomemory"].set_index("seed").success
+        shared = sorted(set(left.index) & set(right.index))
         rows.append(
             {
                 "model": model,
@@ -283,6 +299,9 @@ def nomemory_bound(rates: pd.DataFrame) -> pd.DataFrame:
                 "best": str(best.strategy),
                 "best_success": float(best.success),
                 "bounded": bool(base >= float(others.success.max())),
+                "seeds": len(shared),
+                "seeds_at_least": sum(bool(left[s] >= right[s]) for s in shared),
+                "seeds_more": sum(bool(left[s] > right[s]) for s in shared),
             }
         )
     return _frame(rows, UPPER_BOUND_COLUMNS)
