@@ -6,17 +6,18 @@
   nothing and walks a shortest path on the remembered map. An entry listed as
   UNKNOWN (``filter=unknown``) is no memory to it: it plans on what it sees there,
   exactly as if the entry had been deleted.
+- ``random`` is the chance baseline: uniform actions, each entry flagged with p=1/2.
+- ``colourblind`` is the observer with one defect: it cannot tell a hole from ice in
+  the image (it sees every hole as ice there) but reads the text listing exactly.
 
 Under fog (``-T view_radius``) a cell beyond the view is unknown (``?``). The
 observer plans on what it sees and, where it sees nothing, on its memory view's
 claim when it has one; the credulous agent trusts memory wherever memory speaks and
-the observation elsewhere. A cell neither shows is walkable to both. Neither keeps a
+the observation elsewhere. A cell neither shows is walkable to both, but entered only
+when no route over known cells exists (:func:`cautious_path`). Neither keeps a
 map between steps: each step is planned afresh on that step's prompt (a model may do
 better by remembering what it saw), so an agent can walk back and forth until the
 step budget ends the episode. An auditor keeps every entry whose cell it cannot see.
-- ``random`` is the chance baseline: uniform actions, each entry flagged with p=1/2.
-- ``colourblind`` is the observer with one defect: it cannot tell a hole from ice in
-  the image (it sees every hole as ice there) but reads the text listing exactly.
 
 All of them answer the perception probe with the cell types of the grid they believe
 (the random agent with coin flips between hole and ice).
@@ -27,6 +28,7 @@ a short plain-text answer saying so, which the tasks count as unparseable.
 
 from __future__ import annotations
 
+import heapq
 import json
 import random
 from collections.abc import Sequence
@@ -124,15 +126,50 @@ def _manhattan(a: Pos, b: Pos) -> int:
     return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
+def cautious_path(grid: Grid, start: Pos, goal: Pos) -> list[Pos] | None:
+    """A hole-free path that enters as few unknown (``?``) cells as it can, then the
+    shortest such; ties break in ``shortest_path``'s neighbour order."""
+    size = len(grid)
+    # entering an unknown cell costs more than any route over known cells (< n² steps)
+    unknown_cost = size * size
+    best: dict[Pos, int] = {start: 0}
+    parent: dict[Pos, Pos | None] = {start: None}
+    frontier: list[tuple[int, int, Pos]] = [(0, 0, start)]
+    order = 0
+    while frontier:
+        cost, _, pos = heapq.heappop(frontier)
+        if cost > best[pos]:
+            continue
+        if pos == goal:
+            path = [pos]
+            while (prev := parent[path[-1]]) is not None:
+                path.append(prev)
+            return path[::-1]
+        for action in ACTION_ORDER:
+            nxt = move(pos, action, size)
+            if nxt == pos or grid[nxt[0]][nxt[1]] == "H":
+                continue
+            step = cost + (unknown_cost if grid[nxt[0]][nxt[1]] == UNKNOWN_CELL else 1)
+            if step < best.get(nxt, step + 1):
+                best[nxt] = step
+                parent[nxt] = pos
+                order += 1
+                heapq.heappush(frontier, (step, order, nxt))
+    return None
+
+
 def plan_action(grid: Grid, agent: Pos, goal: Pos) -> Action:
     """The first move of a shortest hole-free path from ``agent`` to ``goal``.
 
-    With no such path: the move onto the non-hole neighbour closest to the goal; when
-    holes surround the agent, a move into the border (which stays in place); and only
-    when none exists, the greedy step toward the goal.
+    On a grid with unknown cells (fog) the path keeps to known cells where it can
+    (:func:`cautious_path`): an unknown cell is walkable but only worth entering when
+    no known route exists. With no path at all: the move onto the non-hole neighbour
+    closest to the goal; when holes surround the agent, a move into the border (which
+    stays in place); and only when none exists, the greedy step toward the goal.
     """
     size = len(grid)
-    path = shortest_path(grid, agent, goal)
+    fogged = any(UNKNOWN_CELL in row for row in grid)
+    path = cautious_path(grid, agent, goal) if fogged else shortest_path(grid, agent, goal)
     if path is not None and len(path) >= 2:
         step = (path[1][0] - agent[0], path[1][1] - agent[1])
         for action in ACTION_ORDER:

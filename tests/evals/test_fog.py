@@ -287,6 +287,8 @@ def test_under_fog_nomemory_is_no_longer_an_upper_bound(done_when: EvalLog) -> N
     # raw memory's stale SAFE claims still kill the credulous agent
     assert "death" not in nomemory.values()
     assert "death" in table["nofilter"].values()
+    # memory the oracle cleaned is a map of known-safe cells: the planner keeps to them
+    assert "death" not in oracle.values()
 
 
 def test_the_agents_walk_alike_from_the_fogged_image_and_the_listing(tmp_path: Path) -> None:
@@ -367,3 +369,21 @@ def test_the_command_line_takes_a_radius_and_refuses_a_bad_one_in_one_line(tmp_p
     assert bad.returncode == 1
     assert bad.stderr.strip() == "view_radius must be full or an integer of at least 0; got 'far'"
     assert not list_eval_logs(str(tmp_path / "bad"))
+
+
+def test_under_fog_the_planners_keep_to_known_cells_where_they_can() -> None:
+    from spatialstale.agents._policies import plan_action
+    from spatialstale.env import Action
+
+    # straight DOWN crosses unknown cells; the known route goes RIGHT first
+    grid = (
+        "SFFF",
+        "?HHF",
+        "?HHF",
+        "???G",
+    )
+    assert plan_action(grid, (0, 0), (3, 3)) is Action.RIGHT
+    # with no known route the unknown is walkable: the fewest unknown cells, then the shortest
+    assert plan_action(("S???", "????", "????", "???G"), (0, 0), (3, 3)) is Action.DOWN
+    # the same grid fully known is planned as before fog existed (the shortest path)
+    assert plan_action(tuple(row.replace("?", "F") for row in grid), (0, 0), (3, 3)) is Action.DOWN
