@@ -422,6 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs of each cost case; the medians are printed (default 1)"
     )
+    parser.add_argument("--cases", help="only the cost cases whose name holds one of these words, e.g. 'n=8,vision'")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -446,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_task("warmup", _detection(1), server.url, logs, latency=0.0, connections=8)
 
         if "cost" in sections:
-            cost(plan, server.url, logs, args.repeat)
+            cost(plan, server.url, logs, args.repeat, args.cases)
         if "efficiency" in sections:
             efficiency(plan, server.url, logs, latency, connections)
         if "trips" in sections:
@@ -454,7 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def cost(plan: Plan, url: str, logs: Path, repeat: int = 1) -> None:
+def cost(plan: Plan, url: str, logs: Path, repeat: int = 1, only: str | None = None) -> None:
     """Harness CPU per call against the bare-Inspect replay, events per call, shared
     prefixes, log sizes; with ``repeat`` > 1, the median of that many runs of each case."""
     steps = plan.navigation_steps
@@ -468,6 +469,9 @@ def cost(plan: Plan, url: str, logs: Path, repeat: int = 1) -> None:
     if plan.large:
         cases.append((f"detection text n={plan.large}", lambda: _detection(1, size=plan.large)))
         cases.append((f"detection vision n={plan.large}", lambda: _detection(1, modality="vision", size=plan.large)))
+    if only:
+        words = [word.strip() for word in only.split(",") if word.strip()]
+        cases = [(name, make) for name, make in cases if any(word in name for word in words)]
     realtime = "on" if REALTIME["log_realtime"] else "off"
     runs_of = f", median of {repeat} runs" if repeat > 1 else ""
     print(
