@@ -337,7 +337,7 @@ def navigate(
             tools; see ``_tools``). ``navigate_prompt`` is the system prompt of either.
     """
     # imported here: the tool navigator builds on this module's Episode and StepRecord
-    from ._tools import NAVIGATORS, run_tool_episode
+    from ._tools import NAVIGATORS, interrupted_tool_episode, run_tool_episode
 
     if agent not in NAVIGATORS:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATORS)}; got {agent!r}")
@@ -362,6 +362,10 @@ def navigate(
         records: list[StepRecord] = []
         try:
             if agent == "tools":
+                # the tool navigator's conversation is the sample's messages: the
+                # viewer's Messages tab shows it, and Inspect's message limit applies to
+                # it as to any agent's (the per-step navigator has no conversation)
+                state.messages = []
                 episode: Episode = await run_tool_episode(
                     env,
                     strategy,
@@ -371,6 +375,7 @@ def navigate(
                     records=records,
                     observation=observation,
                     view_radius=view_radius,
+                    messages=state.messages,
                 )
             else:
                 episode = await run_episode(
@@ -396,6 +401,8 @@ def navigate(
                 limit=limit_reason(ex),
                 view_radius=view_radius,
             )
+            if agent == "tools":
+                episode = interrupted_tool_episode(episode)
             _store(state, episode)
             raise
         _store(state, episode)

@@ -41,7 +41,7 @@ added to it under ``tools`` (and kept in the store under ``TOOLS_STORE_KEY``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -436,6 +436,7 @@ async def run_tool_episode(
     records: list[StepRecord] | None = None,
     observation: str = "full",
     view_radius: int | None = None,
+    messages: list[ChatMessage] | None = None,
 ) -> ToolEpisode:
     """Play one episode as a conversation with ``move`` and ``recall`` tools.
 
@@ -451,6 +452,8 @@ async def run_tool_episode(
         view_radius: fog: every observation shows only the cells within this
             Chebyshev distance of the agent (None: the whole grid). The strategy's
             audits see what its context says, as for the prompt navigator.
+        messages: the conversation is appended here as it grows (a new list when
+            None), so a caller keeps it, as far as it went, when a limit ends the episode.
     """
     env.reset()
     run = ToolRun(
@@ -465,7 +468,8 @@ async def run_tool_episode(
     config = answer_config(NAVIGATE_SCHEMA, False, navigator)
     try:
         await run.refresh()
-        messages: list[ChatMessage] = [
+        messages = [] if messages is None else messages
+        messages[:] = [
             ChatMessageSystem(content=fill_prompt(prompt, env.instance.size)),
             user_message(run.situation()),
         ]
@@ -497,3 +501,9 @@ async def run_tool_episode(
     finally:
         store().set(TOOLS_STORE_KEY, run.counts.to_dict())
     return run.episode()
+
+
+def interrupted_tool_episode(episode: Episode) -> ToolEpisode:
+    """``episode`` (one a limit ended) with the tool counts the run stored before it ended."""
+    counts = store().get(TOOLS_STORE_KEY, {})
+    return ToolEpisode(**{f.name: getattr(episode, f.name) for f in fields(Episode)}, tools=dict(counts))

@@ -229,6 +229,12 @@ def test_a_message_limit_ends_the_conversation_and_the_episode_is_scored(tmp_pat
     # system + first observation, then an assistant message and a tool result per move
     assert 0 < score.value["steps"] == (12 - 2) // 2
     assert sample.store[TOOLS_STORE_KEY]["moves"] == score.value["steps"]
+    # the episode record keeps the agent and its counts as far as the episode went
+    assert score.metadata is not None and score.metadata["agent"] == "tools"
+    assert score.metadata["tools"]["moves"] == score.value["steps"]
+    # the conversation is the sample's messages: the viewer's Messages tab shows it
+    assert len(sample.messages) == 12
+    assert sum(m.role == "tool" for m in sample.messages) == score.value["steps"]
 
 
 def test_the_random_agent_moves_through_the_tool(tmp_path: Path) -> None:
