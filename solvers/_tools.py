@@ -505,5 +505,5 @@ async def run_tool_episode(
 
 def interrupted_tool_episode(episode: Episode) -> ToolEpisode:
     """``episode`` (one a limit ended) with the tool counts the run stored before it ended."""
-    counts = store().get(TOOLS_STORE_KEY, {})
+    counts: dict[str, int] = store().get(TOOLS_STORE_KEY, {})
     return ToolEpisode(**{f.name: getattr(episode, f.name) for f in fields(Episode)}, tools=dict(counts))
