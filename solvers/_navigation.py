@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -167,15 +168,34 @@ async def choose_action(
     return reading.action, reading, output.completion
 
 
-def _step_table(record: StepRecord, view_radius: int | None = None) -> str:
+def step_table(
+    record: StepRecord,
+    view_radius: int | None = None,
+    *,
+    how: str | None = None,
+    recalled: Sequence[str] | None = None,
+) -> str:
+    """The info table of one step: where the agent stood, what its memory view held,
+    what it did and where it got to, with the world's changes and the fog under it.
+
+    Args:
+        record: the step.
+        view_radius: the fog's radius (None: the whole grid was seen).
+        how: how the action was obtained (default: read from the answer, or the fallback).
+        recalled: the cells the tool navigator recalled before the step (a column of
+            its own; None leaves the column out).
+    """
     view = "none" if record.view_size is None else str(record.view_size)
-    how = "read" if record.parsed else f"**fallback** (greedy; answer {record.reading})"
-    rows = [
-        "| step | position | action | answer | memory view | stale in view | now at |",
-        "|---|---|---|---|---|---|---|",
-        f"| {record.step} | {record.position} | {record.action} | {how} | {view} | "
-        f"{', '.join(record.stale_in_view) or '-'} | {record.new_position} = {record.cell} |",
-    ]
+    if how is None:
+        how = "read" if record.parsed else f"**fallback** (greedy; answer {record.reading})"
+    head = ["step", "position", "action", "answer", "memory view", "stale in view"]
+    cells = [str(record.step), str(record.position), record.action, how, view, ", ".join(record.stale_in_view) or "-"]
+    if recalled is not None:
+        head.append("recalled")
+        cells.append(", ".join(recalled) or "-")
+    head.append("now at")
+    cells.append(f"{record.new_position} = {record.cell}")
+    rows = [f"| {' | '.join(head)} |", "|" + "---|" * len(head), f"| {' | '.join(cells)} |"]
     if record.applied or record.skipped:
         rows.append("")
         rows.append(f"World changed after this step at {list(record.applied)}; skipped flips: {list(record.skipped)}")
@@ -186,6 +206,53 @@ def _step_table(record: StepRecord, view_radius: int | None = None) -> str:
         rows.append("")
         rows.append(f"Fog: the navigator saw only the cells within {view_radius} of {record.position}.")
     return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class StepTaken:
+    """What :func:`take_step` did: the step's record and what the world returned."""
+
+    record: StepRecord
+    reward: float
+    terminated: bool
+    truncated: bool
+
+
+def take_step(
+    env: DynamicFrozenLakeEnv,
+    view: tuple[MemoryEntry, ...] | None,
+    action: Action,
+    *,
+    parsed: bool,
+    reading: str,
+    answer: str,
+) -> StepTaken:
+    """Take ``action`` in the world and record it against the memory view it was chosen with.
+
+    Both navigators (per-step prompts and tools) step through here, so their records
+    count stale and UNKNOWN entries alike.
+    """
+    stale = env.instance.stale_ids(env.grid)
+    # an entry marked UNKNOWN makes no claim, so it cannot mislead as a stale one can
+    stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
+    position = env.agent
+    _, reward, terminated, truncated, info = env.step(int(action))
+    record = StepRecord(
+        step=env.steps,
+        position=position,
+        action=action.name,
+        parsed=parsed,
+        reading=reading,
+        answer=answer[:ANSWER_EXCERPT],
+        view_size=None if view is None else len(view),
+        stale_in_view=stale_in_view,
+        new_position=env.agent,
+        cell=cell_at(env.grid, env.agent).value,
+        applied=tuple((c["row"], c["col"]) for c in info["applied"]),
+        skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
+        unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
+    )
+    return StepTaken(record, float(reward), terminated, truncated)
 
 
 async def run_episode(
@@ -216,10 +283,6 @@ async def run_episode(
         step = env.steps + 1
         async with span(f"step {step}", type="step"):
             view = await strategy.view(env.steps, env.grid, env.agent)
-            stale = instance.stale_ids(env.grid)
-            # an entry marked UNKNOWN makes no claim, so it cannot mislead as a stale one can
-            stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
-            position = env.agent
             action, reading, answer = await choose_action(
                 navigator,
                 view,
@@ -230,25 +293,12 @@ async def run_episode(
                 observation=observation,
                 view_radius=view_radius,
             )
-            _, r, terminated, truncated, info = env.step(int(action))
-            reward = float(r)
-            record = StepRecord(
-                step=step,
-                position=position,
-                action=action.name,
-                parsed=reading.action is not None,
-                reading=reading.status,
-                answer=answer[:ANSWER_EXCERPT],
-                view_size=None if view is None else len(view),
-                stale_in_view=stale_in_view,
-                new_position=env.agent,
-                cell=cell_at(env.grid, env.agent).value,
-                applied=tuple((c["row"], c["col"]) for c in info["applied"]),
-                skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
-                unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
+            taken = take_step(
+                env, view, action, parsed=reading.action is not None, reading=reading.status, answer=answer
             )
-            records.append(record)
-            transcript().info(_step_table(record, view_radius), source="navigation")
+            reward, terminated, truncated = taken.reward, taken.terminated, taken.truncated
+            records.append(taken.record)
+            transcript().info(step_table(taken.record, view_radius), source="navigation")
     died = terminated and cell_at(env.grid, env.agent) is Cell.HOLE
     outcome = "death" if died else "success" if terminated else "timeout"
     death_entry = instance.entry(entry_id(env.agent, instance.size)) if died else None

@@ -61,9 +61,9 @@ from inspect_ai.util import span, store
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, fog, greedy_action
 
-from ._navigation import ANSWER_EXCERPT, Episode, StepRecord
+from ._navigation import Episode, StepRecord, step_table, take_step
 from ._prompts import NAVIGATE_SCHEMA, answer_config, fill_prompt, observation_content, position_line, user_message
-from ._strategies import MemoryStrategy, UnknownEntry
+from ._strategies import MemoryStrategy
 
 NAVIGATORS = ("prompt", "tools")
 """How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
@@ -220,30 +220,13 @@ class ToolRun:
 
     def step(self, action: Action, *, parsed: bool, reading: str, answer: str) -> list[Content]:
         """Take ``action`` in the world, record it, and describe what followed."""
-        env, instance = self.env, self.env.instance
-        view = self.view
-        stale = instance.stale_ids(env.grid)
-        stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
-        position = env.agent
-        _, r, self.terminated, self.truncated, info = env.step(int(action))
-        self.reward = float(r)
-        record = StepRecord(
-            step=env.steps,
-            position=position,
-            action=action.name,
-            parsed=parsed,
-            answer=answer[:ANSWER_EXCERPT],
-            reading=reading,
-            view_size=None if view is None else len(view),
-            stale_in_view=stale_in_view,
-            new_position=env.agent,
-            cell=cell_at(env.grid, env.agent).value,
-            applied=tuple((c["row"], c["col"]) for c in info["applied"]),
-            skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
-            unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
-        )
-        self.records.append(record)
-        transcript().info(self._step_table(record), source="navigation")
+        position = self.env.agent
+        taken = take_step(self.env, self.view, action, parsed=parsed, reading=reading, answer=answer)
+        self.reward, self.terminated, self.truncated = taken.reward, taken.terminated, taken.truncated
+        self.records.append(taken.record)
+        how = "move call" if parsed else "**fallback** (greedy; no move called)"
+        table = step_table(taken.record, self.view_radius, how=how, recalled=self.recalled)
+        transcript().info(table, source="navigation")
         self.calls_since_move = 0
         self.recalled = []
         if parsed:
@@ -264,29 +247,6 @@ class ToolRun:
         if self.truncated:
             return [ContentText(text=f"{moved} The step budget is used up: the episode is over (timeout).")]
         return [ContentText(text=moved), *self.situation()]
-
-    def _step_table(self, record: StepRecord) -> str:
-        view = "none" if record.view_size is None else str(record.view_size)
-        how = "move call" if record.parsed else "**fallback** (greedy; no move called)"
-        rows = [
-            "| step | position | action | answer | memory view | stale in view | recalled | now at |",
-            "|---|---|---|---|---|---|---|---|",
-            f"| {record.step} | {record.position} | {record.action} | {how} | {view} | "
-            f"{', '.join(record.stale_in_view) or '-'} | {', '.join(self.recalled) or '-'} | "
-            f"{record.new_position} = {record.cell} |",
-        ]
-        if record.applied or record.skipped:
-            rows.append("")
-            rows.append(
-                f"World changed after this step at {list(record.applied)}; skipped flips: {list(record.skipped)}"
-            )
-        if record.unknown_in_view:
-            rows.append("")
-            rows.append(f"{record.unknown_in_view} entries of the view are marked UNKNOWN (flagged stale).")
-        if self.view_radius is not None:
-            rows.append("")
-            rows.append(f"Fog: the navigator saw only the cells within {self.view_radius} of {record.position}.")
-        return "\n".join(rows)
 
     # the tools' bodies: every refusal is a ToolError, which Inspect returns to the model
     def move(self, direction: object) -> ToolResult:
