@@ -127,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     study.add_argument(
         "--view-radii",
+        "--view-radius",
         type=_names,
         default=[FULL_VIEW],
         help=f"navigation view radii: {FULL_VIEW} and/or integers >= 0 (fog; default: {FULL_VIEW}, the paper)",

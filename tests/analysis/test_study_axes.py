@@ -110,6 +110,10 @@ def test_view_radii_read_full_and_integers() -> None:
         ("--view-radii", "full,-1", "view radii must be full or integers >= 0; got '-1'"),
         ("--view-radii", "1.5", "view radii must be full or integers >= 0; got '1.5'"),
         ("--view-radii", "near", "view radii must be full or integers >= 0; got 'near'"),
+        # the singular spellings name the same options
+        ("--view-radius", "-2", "view radii must be full or integers >= 0; got '-2'"),
+        ("--filter", "delete,erase", "filters must be among delete, unknown; got 'erase'"),
+        ("--agent", "react", "agents must be among prompt, tools; got 'react'"),
         (
             "--filters",
             "delete,unknown --strategies nomemory,nofilter",
