@@ -928,7 +928,7 @@ def _fog(doc: Document, every_nav: pd.DataFrame, out: Path, links: Links) -> Non
                             MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log))
                         )
                     rows.append(row)
-        doc.para(f"{modality} observation.")
+        doc.para(f"Observation: {modality}.")
         doc.table(["model", "regime", "strategy", *(f"{_view_name(r)} SR / Death" for r in radii)], rows)
     doc.figure(
         figures.fig_fog(rates, out / "fig11_fog.png"),
