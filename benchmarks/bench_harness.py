@@ -6,15 +6,18 @@ minutes) or ``python benchmarks/bench_harness.py --quick`` (a small size, second
 The script starts a local OpenAI-compatible server on 127.0.0.1 in its own process
 (stopped on exit). The server answers every audit, SelfVerify and navigation call as
 the ``observer`` reference agent would, after sleeping an injected latency. The tasks
-run against it through Inspect's ``openai-api`` provider, and a bare-Inspect baseline
-replays the same calls (the same messages and config, read back from the task's log)
-through the same provider with ``get_model(...).generate`` and no task, side by side
-in one run. It prints:
+run against it through Inspect's ``openai-api`` provider. Right after each run, two
+bare-Inspect baselines make the same calls (the same messages and config, read back
+from the run's log) through the same provider: the calls alone (``get_model(...)
+.generate``, no task), and a bare task (one sample per recorded sample, whose solver
+makes that sample's calls and nothing else: what any Inspect task pays per call for
+its log, transcript and realtime buffer). It prints:
 
-- **harness CPU per call** as a ratio to the baseline's (this process only; the server
-  has its own), text and vision, with the **transcript events per call** the task
-  logged (Inspect writes each one to its realtime sample buffer); ``--repeat N`` runs
-  each case N times and prints the medians (each ratio is measured within its run);
+- **harness CPU per call** as a ratio to each baseline's (this process only; the
+  server has its own), text and vision, with the **transcript events per call** of
+  the run and of the bare task (Inspect writes each event to its realtime sample
+  buffer); ``--repeat N`` runs each case N times and prints the medians (each ratio
+  is measured within its run);
 - **concurrency efficiency**, calls x latency / connections / wall time, at each
   connection limit, for detection and for an L3 navigation run with OMCD;
 - **round trips** of one detection sample at B=10 (its wall time / latency);
@@ -251,18 +254,40 @@ def run_task(name: str, task: Any, url: str, log_dir: Path, *, latency: float, c
     )
 
 
-def recorded_calls(log_path: str) -> list[tuple[list[Any], Any]]:
-    """Every model call of a log, in order: its input messages and its config."""
+def recorded_samples(log_path: str) -> list[list[tuple[list[Any], Any]]]:
+    """The model calls of each sample of a log, in order: input messages and config."""
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log, resolve_sample_attachments
 
-    log = read_eval_log(log_path)
-    calls = []
-    for sample in log.samples or []:
-        for event in resolve_sample_attachments(sample).events:
-            if isinstance(event, ModelEvent):
-                calls.append((event.input, event.config))
-    return calls
+    return [
+        [(e.input, e.config) for e in resolve_sample_attachments(sample).events if isinstance(e, ModelEvent)]
+        for sample in read_eval_log(log_path).samples or []
+    ]
+
+
+def replay_task(samples: list[list[tuple[list[Any], Any]]]) -> Any:
+    """A bare Inspect task that makes the recorded calls: one sample per recorded sample,
+    whose solver issues that sample's calls at once through the task's model, with no
+    span, table, prompt building, answer reading or scorer of the suite's."""
+    import anyio
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import get_model
+    from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+    @solver
+    def replay() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            model = get_model()
+            async with anyio.create_task_group() as group:
+                for messages, config in samples[int(str(state.sample_id)) - 1]:
+                    group.start_soon(lambda m=messages, c=config: model.generate(m, config=c))
+            return state
+
+        return solve
+
+    dataset = MemoryDataset([Sample(input="replay", id=i + 1) for i in range(len(samples))])
+    return Task(dataset=dataset, solver=replay(), name="bare-task")
 
 
 def baseline(calls: list[tuple[list[Any], Any]], url: str, *, latency: float, connections: int) -> tuple[float, float]:
@@ -389,12 +414,36 @@ def _navigation(seeds: int, strategies: str, *, modality: str = "text", max_step
     )
 
 
-def side_by_side(run: Run, url: str) -> tuple[float, float]:
-    """The harness's CPU per call over the baseline's, and the baseline's CPU per call."""
-    calls = recorded_calls(run.log_path)
+@dataclass(frozen=True)
+class Baselines:
+    """CPU per call of the same calls made by bare Inspect, two ways."""
+
+    call: float
+    """``get_model(...).generate`` with no task."""
+    task: float
+    """A bare Inspect task making each sample's calls (:func:`replay_task`)."""
+    task_events: float
+    """Transcript events per call of that task."""
+
+
+def side_by_side(run: Run, url: str, logs: Path) -> Baselines:
+    """The run's calls replayed right after it: bare calls, then a bare task."""
+    samples = recorded_samples(run.log_path)
+    calls = [call for sample in samples for call in sample]
     cpu, _ = baseline(calls, url, latency=run.latency, connections=run.connections)
-    per_call = cpu / max(len(calls), 1)
-    return (run.cpu / max(run.calls, 1)) / per_call if per_call else float("nan"), per_call
+    task = run_task(
+        f"{Path(run.log_path).parent.name}-bare-task",
+        replay_task(samples),
+        url,
+        logs,
+        latency=run.latency,
+        connections=run.connections,
+    )
+    if task.calls != len(calls):
+        raise RuntimeError(f"the bare task made {task.calls} calls, not the run's {len(calls)}")
+    return Baselines(
+        call=cpu / max(len(calls), 1), task=task.cpu / max(task.calls, 1), task_events=task.events_per_call
+    )
 
 
 CPU_CONNECTIONS = 32
@@ -478,8 +527,11 @@ def cost(plan: Plan, url: str, logs: Path, repeat: int = 1, only: str | None = N
         f"## Harness cost per call against bare Inspect "
         f"(CPU of this process, {CPU_CONNECTIONS} connections, realtime buffer {realtime}{runs_of})\n"
     )
-    print("| run | samples | calls | events/call | harness ms/call | baseline ms/call | ratio | log KB/sample |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        "| run | samples | calls | events/call (bare task) | harness ms/call | bare call ms/call | ratio "
+        "| bare task ms/call | ratio | log KB/sample |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     runs: dict[str, Run] = {}
     for name, make in cases:
         measured = []
@@ -488,11 +540,18 @@ def cost(plan: Plan, url: str, logs: Path, repeat: int = 1, only: str | None = N
                 f"{name.replace(' ', '-')}-{attempt}", make(), url, logs, latency=0.0, connections=CPU_CONNECTIONS
             )
             runs[name] = run
-            measured.append((run.cpu / max(run.calls, 1), *side_by_side(run, url)))
-        harness, ratio, base = (statistics.median(values) for values in zip(*measured, strict=True))
+            harness = run.cpu / max(run.calls, 1)
+            base = side_by_side(run, url, logs)
+            measured.append((harness, base.call, harness / base.call, base.task, harness / base.task))
+            task_events = base.task_events
+        harness, call, call_ratio, task, task_ratio = (
+            statistics.median(values) for values in zip(*measured, strict=True)
+        )
         print(
-            f"| {name} | {run.samples} | {run.calls} | {run.events_per_call:.2f} | {1000 * harness:.2f} | "
-            f"{1000 * base:.2f} | {ratio:.2f}x | {run.log_bytes_per_sample / 1000:.1f} |",
+            f"| {name} | {run.samples} | {run.calls} | {run.events_per_call:.2f} ({task_events:.2f}) | "
+            f"{1000 * harness:.2f} | "
+            f"{1000 * call:.2f} | {call_ratio:.2f}x | {1000 * task:.2f} | {task_ratio:.2f}x | "
+            f"{run.log_bytes_per_sample / 1000:.1f} |",
             flush=True,
         )
     print("\n## Prefix shared by consecutive prompts of a kind\n")
