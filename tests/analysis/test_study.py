@@ -140,6 +140,7 @@ def test_model_args_and_generation_options_reach_the_logs(tmp_path: Path) -> Non
     argv = [*BASE, "--no-navigation", "--log-dir", str(log_dir)]
     options = ["-M", "delay=0", "-M", "note=vllm", "--temperature", "0.3", "--max-tokens", "512", "--seed", "7"]
     options += ["--token-limit", "500k", "--max-samples", "3", "--retry-on-error", "--max-connections", "4"]
+    options += ["--no-log-realtime"]
     assert main([*argv, *options]) == 0
     [log] = _logs(log_dir)
     assert log.status == "success"
@@ -148,6 +149,7 @@ def test_model_args_and_generation_options_reach_the_logs(tmp_path: Path) -> Non
     assert (config.temperature, config.max_tokens, config.seed, config.max_connections) == (0.3, 512, 7, 4)
     assert log.eval.config.token_limit == 500_000
     assert (log.eval.config.max_samples, log.eval.config.retry_on_error) == (3, 1)
+    assert log.eval.config.log_realtime is False
 
 
 @pytest.mark.parametrize(
