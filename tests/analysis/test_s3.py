@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import re
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from spatialstale.analysis._cli import main
-from tests.analysis.test_study import BASE, SLOW, _last_line, _scores, _start
+from tests.analysis.test_study import BASE, SLOW, _last_line, _scores, _start, wait_until_midway
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
@@ -62,10 +61,7 @@ def test_sharded_study_in_s3_reports_as_the_whole_study(bucket: str, tmp_path: P
     sharded = f"{bucket}/sharded"
     argv = [*BASE, "--n-seeds", "3", "-M", f"delay={SLOW}", "--log-dir", sharded]
     first, second = _start([*argv, "--shard", "1/2"]), _start([*argv, "--shard", "2/2"])
-    deadline = time.monotonic() + 240
-    while not _eval_files(sharded) and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
-    time.sleep(1.0)
+    wait_until_midway(first, sharded)
     first.send_signal(signal.SIGINT)
     output, _ = first.communicate(timeout=300)
     assert first.returncode == 130, output[-3000:]

@@ -62,8 +62,8 @@ def slowagent() -> type[SlowAgentAPI]:
 ROOT = Path(__file__).resolve().parents[2]
 SESSION_ENV = dict(os.environ)
 SLOW = 1.0
-"""Seconds each call of an interrupted study waits: long enough that no run can finish
-between its first log appearing and the signal, however loaded the machine."""
+"""Seconds each call of an interrupted study waits: the navigation task's episodes then
+outlast the detection task by several seconds, however loaded the machine."""
 BASE = [
     "study",
     "--model",
@@ -121,15 +121,29 @@ def _start(argv: list[str]) -> subprocess.Popen[str]:
     )
 
 
-def _stop_midway(argv: list[str], log_dir: Path, sig: signal.Signals) -> tuple[int, str]:
-    """Start the study, send ``sig`` once its first log is written, return (status, output)."""
-    process = _start(argv)
-    deadline = time.monotonic() + 240
-    while not list(log_dir.glob("*.eval")):
-        if process.poll() is not None or time.monotonic() > deadline:
-            break
+def wait_until_midway(process: subprocess.Popen[str], log_dir: Path | str, timeout: float = 240) -> None:
+    """Wait until a task of the study has finished and the process still runs: the
+    other task is then in its samples (every call sleeps ``SLOW``), past Inspect's
+    start-up, where a signal could land before the run can act on it."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            infos = list_eval_logs(str(log_dir))
+        except FileNotFoundError:
+            infos = []
+        for info in infos:
+            try:
+                if read_eval_log(info, header_only=True).status == "success":
+                    return
+            except Exception:  # a log being written may not read yet
+                continue
         time.sleep(0.2)
-    time.sleep(1.0)  # some samples under way, none of the slow ones finished
+
+
+def _stop_midway(argv: list[str], log_dir: Path, sig: signal.Signals) -> tuple[int, str]:
+    """Start the study, send ``sig`` once it is midway, return (status, output)."""
+    process = _start(argv)
+    wait_until_midway(process, log_dir)
     process.send_signal(sig)
     output, _ = process.communicate(timeout=240)
     return process.returncode, output
