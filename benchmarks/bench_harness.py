@@ -19,7 +19,9 @@ its log, transcript and realtime buffer). It prints:
   buffer); ``--repeat N`` runs each case N times and prints the medians (each ratio
   is measured within its run);
 - **concurrency efficiency**, calls x latency / connections / wall time, at each
-  connection limit, for detection and for an L3 navigation run with OMCD;
+  connection limit, for detection and for an L3 navigation run with OMCD; and the
+  same over the span of the model calls alone (first call's start to last call's
+  end), which leaves out Inspect's start-up and final log write;
 - **round trips** of one detection sample at B=10 (its wall time / latency);
 - **prefix shared** by consecutive prompts of a call kind: the share of a call's
   prompt (text at 4 characters a token, an image at 255 tokens) that equals the start
@@ -195,10 +197,18 @@ class Run:
     sample_times: list[float]
     events: int
     """Transcript events of all samples."""
+    calls_span: float
+    """Seconds from the first model call's start to the last one's end: the run
+    without Inspect's start-up and final log write."""
 
     @property
     def efficiency(self) -> float:
         return self.calls * self.latency / self.connections / self.wall if self.wall else float("nan")
+
+    @property
+    def busy_efficiency(self) -> float:
+        """:attr:`efficiency` over the span of the model calls alone."""
+        return self.calls * self.latency / self.connections / self.calls_span if self.calls_span else float("nan")
 
     @property
     def events_per_call(self) -> float:
@@ -239,7 +249,11 @@ def run_task(name: str, task: Any, url: str, log_dir: Path, *, latency: float, c
     if log.status != "success":
         raise RuntimeError(f"{name}: the run did not succeed: {log.error}")
     samples = log.samples or []
-    calls = sum(isinstance(e, ModelEvent) for s in samples for e in s.events)
+    model_events = [e for s in samples for e in s.events if isinstance(e, ModelEvent)]
+    calls = len(model_events)
+    starts = [e.timestamp for e in model_events]
+    ends = [e.completed for e in model_events if e.completed is not None]
+    calls_span = (max(ends) - min(starts)).total_seconds() if starts and ends else 0.0
     return Run(
         name=name,
         log_path=log.location,
@@ -251,6 +265,7 @@ def run_task(name: str, task: Any, url: str, log_dir: Path, *, latency: float, c
         connections=connections,
         sample_times=[s.total_time or 0.0 for s in samples],
         events=sum(len(s.events) for s in samples),
+        calls_span=calls_span,
     )
 
 
@@ -567,8 +582,10 @@ def cost(plan: Plan, url: str, logs: Path, repeat: int = 1, only: str | None = N
 def efficiency(plan: Plan, url: str, logs: Path, latency: float, connections: Sequence[int]) -> None:
     """calls x latency / connections / wall time of detection and L3 OMCD navigation."""
     print(f"## Concurrency efficiency ({latency:g} s latency, {plan.per_connection}x as many samples as connections)\n")
-    print("| run | connections | samples | calls | wall s | efficiency | harness CPU s |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| run | connections | samples | calls | wall s | efficiency | calls span s | over the span | harness CPU s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for limit in connections:
         samples = plan.per_connection * limit
         for name, task in (
@@ -578,7 +595,7 @@ def efficiency(plan: Plan, url: str, logs: Path, latency: float, connections: Se
             run = run_task(f"{name.replace(' ', '-')}-c{limit}", task, url, logs, latency=latency, connections=limit)
             print(
                 f"| {name} | {limit} | {run.samples} | {run.calls} | {run.wall:.1f} | "
-                f"{run.efficiency:.2f} | {run.cpu:.1f} |",
+                f"{run.efficiency:.2f} | {run.calls_span:.1f} | {run.busy_efficiency:.2f} | {run.cpu:.1f} |",
                 flush=True,
             )
     print()
