@@ -105,8 +105,15 @@ def _last_line(text: str) -> str:
 
 
 def _start(argv: list[str]) -> subprocess.Popen[str]:
-    """The CLI in its own process, with the slow agent registered."""
-    code = "import sys, tests.analysis.test_study; from spatialstale.analysis._cli import main; sys.exit(main())"
+    """The CLI in its own process, with the slow agent registered.
+
+    SIGINT acts as Ctrl-C does in a terminal: a shell without job control starts a
+    background job (a CI runner's, say) with SIGINT ignored, and its children inherit that.
+    """
+    code = (
+        "import signal, sys, tests.analysis.test_study; from spatialstale.analysis._cli import main; "
+        "signal.signal(signal.SIGINT, signal.default_int_handler); sys.exit(main())"
+    )
     # the environment as the test session began (earlier in-process evals may have set
     # variables), plus the S3 test's AWS settings
     aws = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
