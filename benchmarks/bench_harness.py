@@ -280,11 +280,20 @@ def recorded_samples(log_path: str) -> list[list[tuple[list[Any], Any]]]:
     ]
 
 
+async def make_calls(model: Any, calls: list[tuple[list[Any], Any]]) -> None:
+    """Issue ``calls`` (messages, config) through ``model`` all at once; its
+    connection limit bounds how many are in flight."""
+    import anyio
+
+    async with anyio.create_task_group() as group:
+        for messages, config in calls:
+            group.start_soon(lambda m=messages, c=config: model.generate(m, config=c))
+
+
 def replay_task(samples: list[list[tuple[list[Any], Any]]]) -> Any:
     """A bare Inspect task that makes the recorded calls: one sample per recorded sample,
     whose solver issues that sample's calls at once through the task's model, with no
     span, table, prompt building, answer reading or scorer of the suite's."""
-    import anyio
     from inspect_ai import Task
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import get_model
@@ -294,9 +303,7 @@ def replay_task(samples: list[list[tuple[list[Any], Any]]]) -> Any:
     def replay() -> Solver:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             model = get_model()
-            async with anyio.create_task_group() as group:
-                for messages, config in samples[int(str(state.sample_id)) - 1]:
-                    group.start_soon(lambda m=messages, c=config: model.generate(m, config=c))
+            await make_calls(model, samples[int(str(state.sample_id)) - 1])
             return state
 
         return solve
@@ -316,9 +323,7 @@ def baseline(calls: list[tuple[list[Any], Any]], url: str, *, latency: float, co
     )
 
     async def replay() -> None:
-        async with anyio.create_task_group() as group:
-            for messages, config in calls:
-                group.start_soon(lambda m=messages, c=config: model.generate(m, config=c))
+        await make_calls(model, calls)
 
     cpu, wall = time.process_time(), time.perf_counter()
     anyio.run(replay)
