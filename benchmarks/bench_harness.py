@@ -30,6 +30,12 @@ its log, transcript and realtime buffer). It prints:
   previous call is the SelfVerify of the sample before;
 - **log bytes per sample** of each run.
 
+Each measured run (task or baseline) starts after a full garbage collection, so none
+pays for an earlier run's garbage. The suite's tasks freeze the interpreter's start-up
+heap out of the cycle collector when their first sample starts
+(``spatialstale.solvers._heap``); run with ``SPATIALSTALE_GC_FREEZE=0`` to measure
+without that.
+
 It asserts nothing: these are figures to read, not a timed test.
 """
 
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import signal
 import statistics
@@ -227,11 +234,17 @@ REALTIME = {"log_realtime": True}
 """Inspect's realtime sample buffer (its default); ``--no-realtime`` turns it off."""
 
 
+def settle() -> None:
+    """Collect the garbage of earlier runs, so no measured run pays for another's."""
+    gc.collect()
+
+
 def run_task(name: str, task: Any, url: str, log_dir: Path, *, latency: float, connections: int) -> Run:
     """Run ``task`` against the server and measure this process's CPU and wall time."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.event import ModelEvent
 
+    settle()
     cpu, wall = time.process_time(), time.perf_counter()
     [log] = inspect_eval(
         task,
@@ -325,6 +338,7 @@ def baseline(calls: list[tuple[list[Any], Any]], url: str, *, latency: float, co
     async def replay() -> None:
         await make_calls(model, calls)
 
+    settle()
     cpu, wall = time.process_time(), time.perf_counter()
     anyio.run(replay)
     return time.process_time() - cpu, time.perf_counter() - wall

@@ -12,6 +12,7 @@ from inspect_ai.util import LimitExceededError, span
 from spatialstale.env import Grid, Instance
 
 from ._audit import AuditResult, AuditTally, batched_audit
+from ._heap import freeze_startup_heap
 from ._navigation import auditor_model, instance_of, limit_reason
 from ._prompts import DEFAULT_AUDIT_PROMPT
 
@@ -120,6 +121,7 @@ def detect(
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        freeze_startup_heap()
         instance = instance_of(state)
         auditor = auditor_model(audit_model_role)
 

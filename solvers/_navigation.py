@@ -29,6 +29,7 @@ from spatialstale.env import (
 
 from ._answers import ActionParse, read_action
 from ._audit import AuditResult
+from ._heap import freeze_startup_heap
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
@@ -394,6 +395,7 @@ def navigate(
     view_radius = validate_view_radius(view_radius)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        freeze_startup_heap()
         instance = instance_of(state)
         context = StrategyContext(
             instance=instance,

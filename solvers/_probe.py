@@ -29,6 +29,7 @@ from spatialstale.env import Grid, Pos
 from ._answers import PerceptionParse, cell_label, read_perception
 from ._audit import BatchTable, batches_of, in_batch_order
 from ._detection import detection_windows, read_windows
+from ._heap import freeze_startup_heap
 from ._navigation import auditor_model, instance_of
 from ._prompts import answer_config, cacheable, fill_prompt, observation_content, user_message
 
@@ -217,6 +218,7 @@ def perception_probe(
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        freeze_startup_heap()
         instance = instance_of(state)
         model = auditor_model(model_role)
 
