@@ -51,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -86,14 +87,19 @@ def serve(port: int) -> None:
 
     # An audit's batches share one image: decode and read it once, so the server's
     # own work (on the same cores as the harness) stays small.
+    # A reading is kept with its image, so no later image can take the same id().
     decode = lru_cache(maxsize=16)(_perception.decode_image)
     read_grid = _perception.read_image_grid
-    readings: dict[int, Any] = {}
+    readings: OrderedDict[tuple[int, int | None], tuple[Any, Any]] = OrderedDict()
 
     def read_cached(image: Any, size_hint: int | None = None) -> Any:
-        if id(image) not in readings:
-            readings[id(image)] = read_grid(image, size_hint)
-        return readings[id(image)]
+        key = (id(image), size_hint)
+        kept = readings.get(key)
+        if kept is None or kept[0] is not image:
+            kept = readings[key] = (image, read_grid(image, size_hint))
+            while len(readings) > 16:
+                readings.popitem(last=False)
+        return kept[1]
 
     _perception.decode_image = decode  # type: ignore[assignment]
     _perception.read_image_grid = read_cached  # type: ignore[assignment]

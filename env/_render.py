@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -85,12 +87,45 @@ def _font() -> ImageFont.ImageFont:
     return ImageFont.load_default_imagefont()
 
 
-def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image.Image:
-    """The grid as an RGB image: coloured cells, coordinate labels, the agent triangle.
+BASE_CACHE_BYTES = 64 * 1024 * 1024
+"""Pixel bytes of agent-free renderings kept for reuse (151 grids at n=8, 9 at
+n=32): an episode redraws only the agent until its grid changes."""
 
-    A cell beyond the view (``?`` in a fogged grid) is drawn in :data:`FOG_COLOUR`,
-    still labelled with its coordinates.
-    """
+
+class _BaseCache:
+    """Agent-free renderings by (grid, cell size), least recently used first out."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.images: OrderedDict[tuple[Grid, int], Image.Image] = OrderedDict()
+        self.used = 0
+        self.lock = threading.Lock()
+
+    def copy_of(self, grid: Grid, cell_px: int) -> Image.Image:
+        """A copy of the grid's agent-free rendering, drawn on a miss."""
+        key = (grid, cell_px)
+        with self.lock:
+            base = self.images.get(key)
+            if base is not None:
+                self.images.move_to_end(key)
+                return base.copy()
+        base = _draw_base(grid, cell_px)
+        with self.lock:
+            if key not in self.images:
+                self.images[key] = base
+                self.used += _pixel_bytes(base)
+            while self.used > self.budget and len(self.images) > 1:
+                _, evicted = self.images.popitem(last=False)
+                self.used -= _pixel_bytes(evicted)
+        return base.copy()
+
+
+def _pixel_bytes(image: Image.Image) -> int:
+    return len(image.getbands()) * image.width * image.height
+
+
+def _draw_base(grid: Grid, cell_px: int) -> Image.Image:
+    """Cells, coordinate labels and grid lines: everything but the agent."""
     size = len(grid)
     side = size * cell_px
     image = Image.new("RGB", (side, side), LINE_COLOUR)
@@ -106,7 +141,22 @@ def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image
         at = min(k * cell_px, side - 1)
         draw.line((at, 0, at, side - 1), fill=LINE_COLOUR)
         draw.line((0, at, side - 1, at), fill=LINE_COLOUR)
+    return image
+
+
+_bases = _BaseCache(BASE_CACHE_BYTES)
+
+
+def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image.Image:
+    """The grid as an RGB image: coloured cells, coordinate labels, the agent triangle.
+
+    A cell beyond the view (``?`` in a fogged grid) is drawn in :data:`FOG_COLOUR`,
+    still labelled with its coordinates. The agent is drawn last, over a copy of the
+    grid's cached agent-free rendering, so the pixels are those of drawing it all anew.
+    """
+    image = _bases.copy_of(grid, cell_px)
     if agent is not None:
+        draw = ImageDraw.Draw(image)
         x0, y0 = agent[1] * cell_px, agent[0] * cell_px
         u = cell_px / 48
         triangle = [(x0 + 24 * u, y0 + 14 * u), (x0 + 11 * u, y0 + 38 * u), (x0 + 37 * u, y0 + 38 * u)]

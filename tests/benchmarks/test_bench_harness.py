@@ -58,3 +58,36 @@ def test_bad_section_is_a_one_line_error() -> None:
     )
     assert result.returncode == 2
     assert "--sections must name any of cost, efficiency, trips; got speed" in result.stderr
+
+
+def test_server_answers_vision_as_the_observer_agent(tmp_path: Path) -> None:
+    """The server reads each image it is sent: a vision navigation run against it makes
+    the calls the ``observer`` provider makes on the same samples. (At the full size,
+    where the server's caches turn over and a stale reading would change an episode.)"""
+    from inspect_ai import eval as inspect_eval
+
+    from spatialstale.evals.navigation import navigation
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/bench_harness.py",
+            "--sections",
+            "cost",
+            "--cases",
+            "navigation vision",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    [cost, _] = _rows(result.stdout, "navigation vision n=8")
+    task = navigation(
+        regime="L3", modality="vision", strategies="nofilter,selfverify,omcd", n_seeds=8, episodes=1, max_steps=50
+    )
+    [log] = inspect_eval(task, model="spatialstale/observer", log_dir=str(tmp_path), display="none")
+    assert log.samples is not None
+    calls = sum(len([e for e in sample.events if e.event == "model"]) for sample in log.samples)
+    assert cost[1:3] == [str(len(log.samples)), str(calls)]

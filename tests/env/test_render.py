@@ -7,9 +7,20 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
-from spatialstale.env import CELL_PX, COLOURS, make_instance, probe_pixel, render_png, render_rgb, text_observation
+from spatialstale.env import (
+    CELL_PX,
+    COLOURS,
+    fog,
+    make_instance,
+    probe_pixel,
+    render_image,
+    render_png,
+    render_rgb,
+    text_observation,
+)
+from spatialstale.env._render import _BaseCache
 
 from ._support import run_python
 
@@ -197,3 +208,45 @@ def test_rendering_is_identical_in_another_process() -> None:
     result = run_python(RENDER_DIGESTS, hash_seed="4321")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == expected
+
+
+def _digest_of_many_renderings() -> str:
+    """One digest over the pixels of many renderings, each grid drawn several times."""
+    digests = []
+    for size in (4, 8, 16):
+        for seed in (3, 11, 40):
+            instance = make_instance(seed, "L2", size)
+            for grid in (instance.initial_grid, instance.final_grid, fog(instance.final_grid, (1, 1), 1)):
+                for agent in (None, (0, 0), (1, 2), (size - 1, size - 2), (0, 0)):
+                    for cell_px in (48, 40):
+                        digests.append(hashlib.sha256(render_rgb(grid, agent, cell_px).tobytes()).hexdigest())
+    return hashlib.sha256("".join(digests).encode()).hexdigest()
+
+
+def test_reused_grid_drawings_keep_the_pixels_of_drawing_anew() -> None:
+    # Pinned from the renderer that drew every cell, label and line on every call,
+    # before agent-free drawings were cached and reused.
+    assert _digest_of_many_renderings() == "39e102c0a9048be44b8cd01aae004d60afc9fa226b166a85539b92b336bfd78b"
+
+
+def test_changing_a_rendering_leaves_later_renderings_alone() -> None:
+    grid, agent = SCENES[1]
+    first = render_rgb(grid, agent)
+    image = render_image(grid, None)
+    ImageDraw.Draw(image).rectangle((0, 0, 100, 100), fill=RED)
+    assert np.array_equal(render_rgb(grid, agent), first)
+
+
+def test_reused_drawings_stay_within_their_budget() -> None:
+    one = 3 * (8 * 20) ** 2
+    cache = _BaseCache(budget=3 * one)
+    grids = [make_instance(seed, "L2").initial_grid for seed in range(1, 8)]
+    for grid in grids:
+        cache.copy_of(grid, 20)
+        assert cache.used <= 3 * one and cache.used == sum(
+            3 * image.width * image.height for image in cache.images.values()
+        )
+    assert list(cache.images) == [(grid, 20) for grid in grids[-3:]]
+    cache.copy_of(grids[-3], 20)
+    cache.copy_of(grids[0], 20)
+    assert list(cache.images) == [(grid, 20) for grid in (grids[-1], grids[-3], grids[0])]
