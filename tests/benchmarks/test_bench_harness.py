@@ -12,6 +12,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the benchmark script with ``args`` from the checkout."""
+    return subprocess.run(
+        [sys.executable, "benchmarks/bench_harness.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+
+
 def _rows(output: str, name: str) -> list[list[str]]:
     """The cells of every table row named ``name``, in the order printed."""
     lines = [line for line in output.splitlines() if line.startswith(f"| {name} |")]
@@ -19,21 +26,7 @@ def _rows(output: str, name: str) -> list[list[str]]:
 
 
 def test_quick_run_prints_every_figure() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "benchmarks/bench_harness.py",
-            "--quick",
-            "--sections",
-            "cost,trips",
-            "--cases",
-            "detection text",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = _bench("--quick", "--sections", "cost,trips", "--cases", "detection text")
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     cost, prefix = _rows(out, "detection text n=8")
@@ -49,13 +42,7 @@ def test_quick_run_prints_every_figure() -> None:
 
 
 def test_bad_section_is_a_one_line_error() -> None:
-    result = subprocess.run(
-        [sys.executable, "benchmarks/bench_harness.py", "--sections", "speed"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _bench("--sections", "speed")
     assert result.returncode == 2
     assert "--sections must name any of cost, efficiency, trips; got speed" in result.stderr
 
@@ -68,20 +55,7 @@ def test_server_answers_vision_as_the_observer_agent(tmp_path: Path) -> None:
 
     from spatialstale.evals.navigation import navigation
 
-    result = subprocess.run(
-        [
-            sys.executable,
-            "benchmarks/bench_harness.py",
-            "--sections",
-            "cost",
-            "--cases",
-            "navigation vision",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = _bench("--sections", "cost", "--cases", "navigation vision")
     assert result.returncode == 0, result.stderr[-2000:]
     [cost, _] = _rows(result.stdout, "navigation vision n=8")
     task = navigation(
