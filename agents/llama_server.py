@@ -94,6 +94,11 @@ DEFAULT_MODEL_NAME = "smollm2"
 DEFAULT_MAX_TOKENS = 512
 """Enough for a batch of 10 verdicts with short reasons; raise it for batch_size 20."""
 
+DEFAULT_MAX_RETRIES = 3
+"""Retries of a failed request. Inspect retries without end by default, so a server
+that died mid-run (a crash in llama.cpp, say) would hold the run forever; after these
+retries (about 20 s of Inspect's backoff) the sample ends in an error that says why."""
+
 SMOKE_TASK_ARGS: dict[str, dict[str, Any]] = {
     "detection": {"n_seeds": 2},
     "navigation": {"n_seeds": 1, "max_steps": 10, "episodes": 1},
@@ -169,6 +174,7 @@ def run_suite(
     epochs: int | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     max_connections: int = 1,
+    max_retries: int = DEFAULT_MAX_RETRIES,
     display: str = "none",
 ) -> list[EvalLog]:
     """Run each task through each provider against the server at ``base_url``, in turn.
@@ -177,12 +183,17 @@ def run_suite(
     one request at a time, and one sample at a time lets consecutive steps reuse the
     server's cached prompt prefix.
 
+    A failed request is retried ``max_retries`` times and then ends its sample in an
+    error, so a server that dies mid-run ends the run instead of holding it.
+
     Raises:
         RunInterrupted: on Ctrl-C (KeyboardInterrupt), with the logs that finished;
             no further eval is started.
     """
     args = {task: task_args_for(task, task_args or {}) for task in tasks}
-    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens, max_connections=max_connections)
+    config = GenerateConfig(
+        temperature=0.0, max_tokens=max_tokens, max_connections=max_connections, max_retries=max_retries
+    )
     logs: list[EvalLog] = []
     current = ""
     started = time.time()
@@ -390,6 +401,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-dir", default=None, help="where the eval logs go (Inspect's default: ./logs)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="tokens per answer (default 512)")
     parser.add_argument("--max-connections", type=int, default=1, help="concurrent requests (default 1)")
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=DEFAULT_MAX_RETRIES,
+        help=f"retries of a failed request before its sample errors (default {DEFAULT_MAX_RETRIES})",
+    )
     parser.add_argument("--model-name", default=DEFAULT_MODEL_NAME, help="the served model's name (default smollm2)")
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help=f"context window (default {DEFAULT_N_CTX})")
     parser.add_argument("--n-threads", type=int, default=None, help="CPU threads (default: llama.cpp's)")
@@ -511,6 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 epochs=options.epochs,
                 max_tokens=options.max_tokens,
                 max_connections=options.max_connections,
+                max_retries=options.max_retries,
                 display=options.display,
             )
     except LlamaServerError as error:

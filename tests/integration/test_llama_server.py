@@ -46,6 +46,7 @@ from spatialstale.agents.llama_server import (
     find_gguf,
     llama_server,
     main,
+    run_suite,
     task_args_for,
 )
 
@@ -124,6 +125,8 @@ FAKE_LLAMA = {
                     return
                 with open(os.environ["FAKE_LLAMA_PIDS"] + ".asked", "a") as asked:
                     asked.write("asked\\n")
+                if mode == "crash":
+                    os._exit(139)  # as llama.cpp does when it faults mid-request
                 time.sleep(float(os.environ.get("FAKE_LLAMA_DELAY", "0")))
                 self.answer({
                     "id": "fake-1",
@@ -290,6 +293,22 @@ def test_the_launcher_runs_both_tasks_through_both_providers(
                 # and never gives a verdict: every entry is counted unanswered
                 assert (score.value["calls"], score.value["unanswered"]) == (7, 64)
     assert "LLAMACPP_BASE_URL" not in os.environ
+
+
+def test_a_server_that_dies_mid_run_ends_the_run_with_an_error(
+    fake_llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "crash")
+    started = time.monotonic()
+    with llama_server(fake_llama, server_python=sys.executable) as url:
+        [log] = run_suite(
+            url, providers=["openai-api"], tasks=["detection"], log_dir=str(tmp_path), limit=1, max_retries=1
+        )
+    assert log.status == "error" and log.error is not None
+    assert "APIConnectionError" in log.error.message, log.error.message
+    assert time.monotonic() - started < 120, "the run waited on a dead server"
+    asked = Path(os.environ["FAKE_LLAMA_PIDS"] + ".asked").read_text().splitlines()
+    assert len(asked) == 1
 
 
 def launcher_command(gguf: Path, *options: str) -> list[str]:
