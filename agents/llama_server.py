@@ -97,7 +97,8 @@ DEFAULT_MAX_TOKENS = 512
 DEFAULT_MAX_RETRIES = 3
 """Retries of a failed request. Inspect retries without end by default, so a server
 that died mid-run (a crash in llama.cpp, say) would hold the run forever; after these
-retries (about 20 s of Inspect's backoff) the sample ends in an error that says why."""
+retries (about 30 s of backoff against a refused connection) the sample ends in an
+error that says why."""
 
 SMOKE_TASK_ARGS: dict[str, dict[str, Any]] = {
     "detection": {"n_seeds": 2},

@@ -87,15 +87,15 @@ def serve(port: int) -> None:
 
     # An audit's batches share one image: decode and read it once, so the server's
     # own work (on the same cores as the harness) stays small.
-    # A reading is kept with its image, so no later image can take the same id().
     decode = lru_cache(maxsize=16)(_perception.decode_image)
     read_grid = _perception.read_image_grid
+    # A reading is kept with its image: while it is kept, no other image can take its id().
     readings: OrderedDict[tuple[int, int | None], tuple[Any, Any]] = OrderedDict()
 
     def read_cached(image: Any, size_hint: int | None = None) -> Any:
         key = (id(image), size_hint)
         kept = readings.get(key)
-        if kept is None or kept[0] is not image:
+        if kept is None:
             kept = readings[key] = (image, read_grid(image, size_hint))
             while len(readings) > 16:
                 readings.popitem(last=False)
