@@ -32,8 +32,7 @@ from spatialstale.env import (
     Pos,
     probe_pixel,
 )
-from spatialstale.solvers._probe import PERCEPTION_MARKER
-from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
+from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, PERCEPTION_MARKER, SELFVERIFY_MARKER
 
 MAX_SIZE = 256
 """Largest grid side a prompt is read as; bigger coordinates are ignored."""

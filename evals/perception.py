@@ -10,7 +10,8 @@ from spatialstale.evals._dataset import detection_samples
 from spatialstale.evals._params import grid_task_params
 from spatialstale.scorers import perception_accuracy
 from spatialstale.solvers import DEFAULT_PROMPT_SET
-from spatialstale.solvers._probe import DEFAULT_PERCEPTION_PROMPT, perception_probe
+from spatialstale.solvers._probe import perception_probe
+from spatialstale.solvers._prompts import DEFAULT_PERCEPTION_PROMPT
 
 
 def perception_samples(

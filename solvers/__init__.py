@@ -11,9 +11,11 @@ from ._answers import (
     read_audit,
     read_selfverify,
 )
-from ._audit import AuditResult, batched_audit, n_batches, selfverify_audit
-from ._detection import DETECTION_STORE_KEY, detect, detection_windows
-from ._navigation import EPISODE_STORE_KEY, Episode, StepRecord, navigate, run_episode
+from ._audit import AuditResult, batched_audit, selfverify_audit
+from ._batches import n_batches
+from ._detection import DETECTION_STORE_KEY, detect
+from ._episode import Episode, StepRecord
+from ._navigation import EPISODE_STORE_KEY, navigate, run_episode
 from ._prompt_sets import DEFAULT_PROMPT_SET, PROMPT_SETS, PromptSet, prompt_hash, prompt_set_metadata
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
@@ -32,6 +34,7 @@ from ._strategies import (
     make_strategy,
 )
 from ._tools import DEFAULT_NAVIGATOR, DEFAULT_TOOLS_PROMPT, NAVIGATORS, TOOLS_STORE_KEY, ToolEpisode, run_tool_episode
+from ._windows import detection_windows
 
 __all__ = [
     "DEFAULT_AUDIT_PROMPT",

@@ -1,29 +1,23 @@
 """The batched audit (SPEC §6): the memory store in batches, one model call a batch.
 
-The calls of one audit are independent, so they are issued together and Inspect's
-connection limit (``--max-connections``) bounds how many are in flight; the results,
-the counts and the order of the batches in the transcript are those of asking them
-one after another (:func:`in_batch_order`, which the perception probe shares).
-
-The transcript holds a span per batch around Inspect's own model event, and one
-table per audit: each transcript event costs Inspect a realtime-buffer write, so a
-table per call would add a third event to every call for what one table says.
+The calls of one audit are independent, so they are issued together and kept in
+batch order (``_batches``, which the perception probe shares): a span per batch and
+one table of every verdict per audit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
-import anyio
 from inspect_ai.log import transcript
 from inspect_ai.model import Model
-from inspect_ai.util import LimitExceededError, span
+from inspect_ai.util import span
 
 from spatialstale.env import Grid, MemoryEntry, Pos
 
 from ._answers import AuditParse, parse_audit, parse_selfverify
+from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
 from ._prompts import (
     answer_config,
     audit_messages,
@@ -111,91 +105,6 @@ class AuditTally:
         )
 
 
-def n_batches(n_entries: int, batch_size: int) -> int:
-    """⌈n / B⌉: the model calls one audit makes."""
-    return -(-n_entries // batch_size)
-
-
-Item = TypeVar("Item")
-Answer = TypeVar("Answer")
-
-
-def batches_of(items: Sequence[Item], batch_size: int) -> list[Sequence[Item]]:
-    """``items`` in consecutive batches of ``batch_size`` (the last may be shorter)."""
-    return [items[i : i + batch_size] for i in range(0, len(items), batch_size)]
-
-
-async def in_batch_order(
-    batches: Sequence[Sequence[Item]],
-    ask: Callable[[Sequence[Item]], Awaitable[Answer]],
-    keep: Callable[[Sequence[Item], Answer], None],
-    *,
-    name: str,
-    kind: str,
-) -> None:
-    """Ask every batch at once and keep the answers in batch order.
-
-    Each call runs in its own span (``"{name} k of n"``, span type ``kind``), and
-    Inspect's connection limit bounds how many are in flight. ``keep`` sees batch k
-    only after batch k-1, and each span closes after its batch is kept, so the log,
-    the tallies and a sample limit that ends the calls midway (the answered batches up
-    to the first one still missing are kept) read as if the batches were asked one
-    after another.
-    """
-    done = [anyio.Event() for _ in batches]
-
-    async def one(index: int, batch: Sequence[Item]) -> None:
-        async with span(f"{name} {index + 1} of {len(batches)}", type=kind):
-            answer = await ask(batch)
-            if index:
-                await done[index - 1].wait()
-            keep(batch, answer)
-        done[index].set()
-
-    try:
-        async with anyio.create_task_group() as group:
-            for index, batch in enumerate(batches):
-                group.start_soon(one, index, batch)
-    except BaseExceptionGroup as errors:
-        raise _first_error(errors) from None
-
-
-def _first_error(errors: BaseExceptionGroup) -> BaseException:
-    """The error asking the batches in turn would have raised: a sample limit first
-    (the solvers score the sample then), else the first error of the group."""
-    limits = errors.subgroup(LimitExceededError)
-    found: BaseException = limits if limits is not None else errors
-    while isinstance(found, BaseExceptionGroup):
-        found = found.exceptions[0]
-    return found
-
-
-@dataclass
-class BatchTable:
-    """One markdown table for all the batches of an audit (or an observation), in
-    batch order: a single transcript event where a table per call would add one event
-    per call."""
-
-    header: str
-    rows: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    batches: int = 0
-
-    def add(self, rows: Sequence[str], notes: Sequence[str]) -> None:
-        """The next batch's rows, and its notes (numbered by batch)."""
-        self.batches += 1
-        self.rows += rows
-        self.notes += [f"batch {self.batches}: {note}" for note in notes]
-
-    def log(self, source: str) -> None:
-        """Put the table of the batches kept so far in the transcript (nothing when
-        none was)."""
-        if self.rows:
-            columns = self.header.count("|") - 1
-            lines = [self.header, "|" + "---|" * columns, *self.rows]
-            transcript().info("\n".join(lines + (["", *self.notes] if self.notes else [])), source=source)
-
-
 async def batched_audit(
     model: Model,
     entries: Sequence[MemoryEntry],
@@ -212,32 +121,34 @@ async def batched_audit(
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
-    The calls run concurrently and are kept in batch order (:func:`in_batch_order`):
+    The calls run concurrently and are kept in batch order (:func:`ask_in_batches`):
     a span per batch, then one table of every verdict of the audit. Pass a ``tally``
     to keep the answered batches when a sample limit interrupts the audit.
     """
     size = len(grid)
     tally = tally if tally is not None else AuditTally(step, entries)
-    batches = batches_of(entries, batch_size)
-    table = BatchTable("| entry | claim | verdict |")
 
-    async def ask(batch: Sequence[MemoryEntry]) -> AuditParse:
-        ids = [e.id for e in batch]
-        output = await model.generate(
-            audit_messages(batch, grid, agent, modality, prompt, size, observation),
-            config=answer_config(audit_schema(ids), structured, model),
-        )
-        return parse_audit(output.completion, ids)
-
-    def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> None:
+    def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> list[tuple[str, str, str]]:
         tally.add(batch, parsed)
-        table.add(*_batch_rows(batch, parsed))
+        verdict = {e.id: "stale" if e.id in parsed.flagged else "valid" for e in batch}
+        return [(e.id, e.text, reading(e.id, parsed.unanswered, parsed.conflicting, verdict[e.id])) for e in batch]
 
-    try:
-        await in_batch_order(batches, ask, keep, name="audit batch", kind="audit")
-    finally:
-        table.log("audit")
+    await ask_in_batches(
+        model,
+        batches_of(entries, batch_size),
+        kind="audit",
+        messages=lambda batch: audit_messages(batch, grid, agent, modality, prompt, size, observation),
+        config=lambda batch: answer_config(audit_schema(_ids(batch)), structured, model),
+        read=lambda text, batch: parse_audit(text, _ids(batch)),
+        keep=keep,
+        notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
+        table=BatchTable(("entry", "claim", "verdict")),
+    )
     return tally.result()
+
+
+def _ids(entries: Sequence[MemoryEntry]) -> list[str]:
+    return [e.id for e in entries]
 
 
 async def selfverify_audit(
@@ -274,25 +185,3 @@ async def selfverify_audit(
         conflicting=tuple(parsed.conflicting),
         unknown_ids=tuple(parsed.unknown_ids),
     )
-
-
-def _batch_rows(batch: Sequence[MemoryEntry], parsed: AuditParse) -> tuple[list[str], list[str]]:
-    """A batch's rows of the audit table, and its notes."""
-    rows = []
-    for entry in batch:
-        verdict = (
-            "unanswered"
-            if entry.id in parsed.unanswered
-            else "conflicting"
-            if entry.id in parsed.conflicting
-            else "stale"
-            if entry.id in parsed.flagged
-            else "valid"
-        )
-        rows.append(f"| {entry.id} | {entry.text} | {verdict} |")
-    notes = []
-    if parsed.unknown_ids:
-        notes.append(f"unknown ids in the answer: {', '.join(parsed.unknown_ids)}")
-    if parsed.error:
-        notes.append(f"unparseable answer: {parsed.error}")
-    return rows, notes + parsed.notes

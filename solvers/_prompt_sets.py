@@ -26,13 +26,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ._probe import DEFAULT_PERCEPTION_PROMPT, PERCEPTION_MARKER
 from ._prompts import (
     AUDIT_MARKER,
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     NAVIGATE_MARKER,
+    PERCEPTION_MARKER,
     SELFVERIFY_MARKER,
 )
 

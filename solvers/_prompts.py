@@ -18,7 +18,8 @@ Anthropic, ignored elsewhere) and every call's config sets ``cache_prompt``. The
 observation of an unchanged grid is rendered and encoded once, not once per call.
 
 The answers are read by ``_answers`` (``read_audit``, ``read_selfverify``,
-``read_action``), which never execute anything a model writes.
+``read_action``) and ``_cells`` (``read_perception``), which never execute anything a
+model writes.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ from spatialstale.env import (
 AUDIT_MARKER = "[SpatialSTALE:audit]"
 SELFVERIFY_MARKER = "[SpatialSTALE:selfverify]"
 NAVIGATE_MARKER = "[SpatialSTALE:navigate]"
-"""First line of each system prompt: names the call kind in the transcript."""
+"""First line of each system prompt: names the call kind in the transcript (and tells
+the reference agents which call they answer)."""
 
 DEFAULT_AUDIT_PROMPT = (
     AUDIT_MARKER
@@ -91,6 +93,20 @@ Choose exactly one action and answer with JSON only: {"action": "RIGHT"}"""
 )
 
 
+PERCEPTION_MARKER = "[SpatialSTALE:perception]"
+"""First line of the perception probe's system prompt."""
+
+DEFAULT_PERCEPTION_PROMPT = (
+    PERCEPTION_MARKER
+    + """
+You read a FrozenLake grid of {size}x{size} cells.
+Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
+For every cell you are asked about, answer its type in the current grid: S, F, H or G.
+Answer with JSON only, one object per cell, in the order given:
+[{"cell": "(0,0)", "type": "S"}]"""
+)
+
+
 def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
     return JSONSchema(type="object", properties=properties, required=list(properties), additionalProperties=False)
 
@@ -119,6 +135,21 @@ def selfverify_schema(store_ids: Sequence[str] | None = None) -> ResponseSchema:
         name="spatialstale_selfverify",
         description="The ids of the memory entries inconsistent with the current grid.",
         json_schema=_object({"inconsistent": JSONSchema(type="array", items=_ids(store_ids))}),
+        strict=True,
+    )
+
+
+CELL_TYPES = ("S", "F", "H", "G")
+
+
+def perception_schema(cells: Sequence[Pos] | None = None) -> ResponseSchema:
+    """The probe's response schema; ``cell`` is limited to the batch's coordinates when given."""
+    where = JSONSchema(type="string", enum=[cell_label(p) for p in cells]) if cells is not None else _STRING
+    reading = _object({"cell": where, "type": JSONSchema(type="string", enum=list(CELL_TYPES))})
+    return ResponseSchema(
+        name="spatialstale_perception",
+        description="The type of every cell of the batch, in the order given.",
+        json_schema=_object({"cells": JSONSchema(type="array", items=reading)}),
         strict=True,
     )
 
@@ -181,6 +212,25 @@ def memory_block(entries: Sequence[MemoryEntry]) -> str:
 
 def position_line(position: Pos, goal: Pos, steps_left: int) -> str:
     return f"Position: ({position[0]},{position[1]}). Goal: ({goal[0]},{goal[1]}). Steps remaining: {steps_left}."
+
+
+def cell_label(pos: Pos) -> str:
+    """A coordinate as the prompts and logs write it: ``(r,c)``."""
+    return f"({pos[0]},{pos[1]})"
+
+
+CELLS_HEADER = "Cells to read:"
+
+
+def all_cells(size: int) -> list[Pos]:
+    """Every cell in row-major order: the order of the memory ids, so the probe's
+    batches cover the same cells as the audit's."""
+    return [(r, c) for r in range(size) for c in range(size)]
+
+
+def cells_block(cells: Sequence[Pos]) -> str:
+    """The batch as listed in a prompt, one ``(r,c)`` line per cell."""
+    return "\n".join([CELLS_HEADER, *(cell_label(pos) for pos in cells)])
 
 
 MODALITIES = ("text", "vision", "both")
@@ -262,6 +312,21 @@ def user_message(parts: list[Content]) -> ChatMessageUser:
     return ChatMessageUser(content=spaced)
 
 
+def _observation_first(
+    prompt: str, size: int, grid: Grid, agent: Pos, modality: str, observation: str, asked: str
+) -> list[ChatMessage]:
+    """Instructions, the observation, then what the call asks about.
+
+    The observation comes before what is asked because every batch of an audit (or
+    an observation of the probe) shows the same grid: consecutive calls then share
+    all but their last block, a prefix that servers can cache.
+    """
+    return [
+        ChatMessageSystem(content=fill_prompt(prompt, size)),
+        user_message([*cacheable(observation_content(grid, agent, modality, observation)), ContentText(text=asked)]),
+    ]
+
+
 def audit_messages(
     entries: Sequence[MemoryEntry],
     grid: Grid,
@@ -271,20 +336,10 @@ def audit_messages(
     size: int = 8,
     observation: str = "full",
 ) -> list[ChatMessage]:
-    """One audit call: instructions, the observation, then the batch of entries.
-
-    The observation comes before the batch because every batch of an audit shows the
-    same grid: consecutive batches then share all but their entries.
-    """
-    return [
-        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_AUDIT_PROMPT, size)),
-        user_message(
-            [
-                *cacheable(observation_content(grid, agent, modality, observation)),
-                ContentText(text=memory_block(entries)),
-            ]
-        ),
-    ]
+    """One audit call: instructions, the observation, then the batch of entries."""
+    return _observation_first(
+        prompt or DEFAULT_AUDIT_PROMPT, size, grid, agent, modality, observation, memory_block(entries)
+    )
 
 
 def selfverify_messages(
@@ -298,15 +353,24 @@ def selfverify_messages(
 ) -> list[ChatMessage]:
     """The SelfVerify call: instructions, the observation, then the whole store (the
     order of the audit, so the two kinds of call read alike)."""
-    return [
-        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_SELFVERIFY_PROMPT, size)),
-        user_message(
-            [
-                *cacheable(observation_content(grid, agent, modality, observation)),
-                ContentText(text=memory_block(entries)),
-            ]
-        ),
-    ]
+    return _observation_first(
+        prompt or DEFAULT_SELFVERIFY_PROMPT, size, grid, agent, modality, observation, memory_block(entries)
+    )
+
+
+def perception_messages(
+    cells: Sequence[Pos],
+    grid: Grid,
+    agent: Pos,
+    modality: str,
+    prompt: str = "",
+    size: int = 8,
+    observation: str = "full",
+) -> list[ChatMessage]:
+    """One perception-probe call: instructions, the observation, then the batch of cells."""
+    return _observation_first(
+        prompt or DEFAULT_PERCEPTION_PROMPT, size, grid, agent, modality, observation, cells_block(cells)
+    )
 
 
 def navigate_messages(

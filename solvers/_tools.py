@@ -41,7 +41,7 @@ added to it under ``tools`` (and kept in the store under ``TOOLS_STORE_KEY``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -61,7 +61,7 @@ from inspect_ai.util import span, store
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, fog, greedy_action
 
-from ._navigation import Episode, StepRecord, step_table, take_step
+from ._episode import Episode, StepRecord, step_table, take_step
 from ._prompts import NAVIGATE_SCHEMA, answer_config, fill_prompt, observation_content, position_line, user_message
 from ._strategies import MemoryStrategy
 
@@ -287,23 +287,13 @@ class ToolRun:
 
     def episode(self) -> ToolEpisode:
         """The finished episode, as the prompt navigator's ``Episode`` plus the counts."""
-        env, instance = self.env, self.env.instance
-        died = self.terminated and cell_at(env.grid, env.agent) is Cell.HOLE
-        outcome = "death" if died else "success" if self.terminated else "timeout"
-        death_entry = instance.entry(entry_id(env.agent, instance.size)) if died else None
-        return ToolEpisode(
-            outcome=outcome,
-            steps=env.steps,
-            reward=self.reward,
-            records=tuple(self.records),
-            audits=tuple(self.strategy.audits),
-            died_at=env.agent if died else None,
-            stale_in_view_at_death=self.records[-1].stale_in_view if died else (),
-            died_on_stale=bool(
-                died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (self.view or ())
-            ),
-            final_grid=env.grid,
-            view_radius=self.view_radius,
+        return ToolEpisode.finished(
+            self.env,
+            self.strategy.audits,
+            self.records,
+            self.view,
+            self.reward,
+            self.view_radius,
             tools=self.counts.to_dict(),
         )
 
@@ -463,7 +453,7 @@ async def run_tool_episode(
     return run.episode()
 
 
-def interrupted_tool_episode(episode: Episode) -> ToolEpisode:
-    """``episode`` (one a limit ended) with the tool counts the run stored before it ended."""
+def tool_counts() -> dict[str, int]:
+    """The tool counts the episode's run stored, as far as it went (a limit can end it)."""
     counts: dict[str, int] = store().get(TOOLS_STORE_KEY, {})
-    return ToolEpisode(**{f.name: getattr(episode, f.name) for f in fields(Episode)}, tools=dict(counts))
+    return dict(counts)

@@ -21,8 +21,7 @@ from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText, Mo
 from spatialstale.env import HOLES_NOTE, make_instance
 from spatialstale.evals.perception import perception
 from spatialstale.solvers import detection_windows
-from spatialstale.solvers._probe import CELLS_HEADER, PERCEPTION_MARKER, perception_messages
-from spatialstale.solvers._prompts import audit_messages
+from spatialstale.solvers._prompts import CELLS_HEADER, PERCEPTION_MARKER, audit_messages, perception_messages
 
 SEED = 4810
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,10 +22,16 @@ from spatialstale.solvers import (
     read_audit,
     read_selfverify,
 )
-from spatialstale.solvers._answers import read_perception
-from spatialstale.solvers._probe import DEFAULT_PERCEPTION_PROMPT, perception_messages
+from spatialstale.solvers._cells import read_perception
 from spatialstale.solvers._prompt_sets import HASH_LENGTH, MARKERS, PROMPT_KINDS
-from spatialstale.solvers._prompts import audit_messages, fill_prompt, navigate_messages, selfverify_messages
+from spatialstale.solvers._prompts import (
+    DEFAULT_PERCEPTION_PROMPT,
+    audit_messages,
+    fill_prompt,
+    navigate_messages,
+    perception_messages,
+    selfverify_messages,
+)
 
 SETS = list(PROMPT_SETS.values())
 KINDS = {
