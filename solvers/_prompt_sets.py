@@ -6,8 +6,7 @@ of a result is the wording. A prompt set groups the system prompts of every call
 version; ``-T prompt_set=NAME`` picks one on the detection, navigation and perception
 tasks, and the log records the set's name, version and a hash of the texts used.
 
-- ``default``: the prompts of ``_prompts`` and ``_probe`` unchanged (the paper-protocol
-  reproduction).
+- ``default``: the prompts of ``_prompts`` unchanged (the paper-protocol reproduction).
 - ``no_rule``: the audit and SelfVerify prompts without the explicit staleness rule;
   the model must infer that a claim the grid contradicts is stale.
 - ``warned``: the navigation prompt says the memory was written earlier, may be out of
@@ -16,7 +15,8 @@ tasks, and the log records the set's name, version and a hash of the texts used.
 
 Every prompt keeps its call-kind marker as the first line (the reference agents and
 the transcript read the call kind from it) and ``{size}`` as its only placeholder
-(see ``fill_prompt``). Bump a set's version whenever one of its texts changes.
+(see ``fill_prompt``). A set is its overrides of the default prompts, kind by kind
+(:data:`PROMPT_SETS`); bump its version whenever one of its texts changes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from ._prompts import (
     AUDIT_MARKER,
@@ -37,7 +37,15 @@ from ._prompts import (
     SELFVERIFY_MARKER,
 )
 
-PROMPT_KINDS = ("audit", "selfverify", "navigate", "perception")
+DEFAULT_PROMPTS: dict[str, str] = {
+    "audit": DEFAULT_AUDIT_PROMPT,
+    "selfverify": DEFAULT_SELFVERIFY_PROMPT,
+    "navigate": DEFAULT_NAVIGATE_PROMPT,
+    "perception": DEFAULT_PERCEPTION_PROMPT,
+}
+"""The default system prompt of each call kind a set holds a prompt for."""
+
+PROMPT_KINDS = tuple(DEFAULT_PROMPTS)
 """The call kinds a set holds a system prompt for, as named in ``PromptSet.prompt``."""
 
 MARKERS = {
@@ -55,33 +63,38 @@ HASH_LENGTH = 12
 
 @dataclass(frozen=True)
 class PromptSet:
-    """One named, versioned group of system prompts.
+    """One named, versioned group of system prompts: the default prompts with some
+    kinds overridden.
 
     Attributes:
         name: the ``-T prompt_set`` value.
         version: bumped whenever a text of the set changes.
         summary: one line saying what the set changes against ``default``.
-        audit: system prompt of each audit call.
-        selfverify: system prompt of SelfVerify's check.
-        navigate: system prompt of each navigation step.
-        perception: system prompt of each perception-probe call; ``None`` uses the
-            default perception prompt.
+        overrides: the set's own prompt of each kind it changes.
     """
 
     name: str
     version: int
     summary: str
-    audit: str
-    selfverify: str
-    navigate: str
-    perception: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
 
     def prompt(self, kind: str) -> str:
         """The set's prompt for ``kind`` (one of ``PROMPT_KINDS``)."""
-        if kind not in PROMPT_KINDS:
+        if kind not in DEFAULT_PROMPTS:
             raise ValueError(f"kind must be one of {', '.join(PROMPT_KINDS)}; got {kind!r}")
-        text: str | None = getattr(self, kind)
-        return DEFAULT_PERCEPTION_PROMPT if text is None else text
+        return self.overrides.get(kind, DEFAULT_PROMPTS[kind])
+
+    @property
+    def audit(self) -> str:
+        return self.prompt("audit")
+
+    @property
+    def selfverify(self) -> str:
+        return self.prompt("selfverify")
+
+    @property
+    def navigate(self) -> str:
+        return self.prompt("navigate")
 
 
 def _edited(prompt: str, *edits: tuple[str, str]) -> str:
@@ -102,92 +115,82 @@ _RULE = (
     "A memory entry is stale when its claim no longer matches the current grid: a SAFE claim about a cell that is "
     "now a hole,\nor a DANGER claim about a cell that is now safe.\n"
 )
+_GRID = "Grid {size}x{size}: S start, F ice, H hole, G goal; (row,col)."
 
-NO_RULE_AUDIT_PROMPT = _edited(
-    DEFAULT_AUDIT_PROMPT,
-    (_CHANGED + _RULE, ""),
-    ('"reason": "(0,0) is S in the current grid; the claim holds"', '"reason": "..."'),
-)
-"""The default audit prompt without the staleness rule: it neither says the grid may
-have changed nor what makes an entry stale (and its example reason gives no hint)."""
 
-NO_RULE_SELFVERIFY_PROMPT = _edited(DEFAULT_SELFVERIFY_PROMPT, (_CHANGED, ""))
-"""The default SelfVerify prompt without the sentence saying the grid may have changed."""
+def _minimal(marker: str, task: str, example: str) -> str:
+    """The shortest prompt of a kind: the cells, the coordinates, the task and the answer format."""
+    return f"{marker}\n{task}\nJSON only: {example}"
 
-WARNED_NAVIGATE_PROMPT = _edited(
-    DEFAULT_NAVIGATE_PROMPT,
-    (
-        "The memory holds notes from earlier exploration of this grid.",
-        "The memory holds notes from earlier exploration of this grid. They were written earlier and may be out "
-        "of date: ice can have thawed into holes and holes can have frozen into ice since.\n"
-        "The current grid is authoritative: where a memory note and the current grid disagree, trust the current grid.",
-    ),
-)
-
-MINIMAL_AUDIT_PROMPT = (
-    AUDIT_MARKER
-    + """
-Grid {size}x{size}: S start, F ice, H hole, G goal; (row,col). Is each memory entry stale against the current grid?
-JSON only: [{"memory_id": "mem_000", "is_stale": false, "reason": "..."}]"""
-)
-MINIMAL_SELFVERIFY_PROMPT = (
-    SELFVERIFY_MARKER
-    + """
-Grid {size}x{size}: S start, F ice, H hole, G goal; (row,col). Which memory entries contradict the current grid?
-JSON only: {"inconsistent": ["mem_012"]}"""
-)
-MINIMAL_NAVIGATE_PROMPT = (
-    NAVIGATE_MARKER
-    + """
-Grid {size}x{size}: S start, F ice, H hole (lethal), G goal; (row,col). Reach G without entering a hole.
-UP row-1, DOWN row+1, LEFT col-1, RIGHT col+1.
-JSON only: {"action": "RIGHT"}"""
-)
-MINIMAL_PERCEPTION_PROMPT = (
-    PERCEPTION_MARKER
-    + """
-Grid {size}x{size}: S start, F ice, H hole, G goal; (row,col). Give the type of each cell asked.
-JSON only: [{"cell": "(0,0)", "type": "S"}]"""
-)
-
-_DEFAULT_SET = PromptSet(
-    name="default",
-    version=1,
-    summary="the suite's prompts (the paper-protocol reproduction)",
-    audit=DEFAULT_AUDIT_PROMPT,
-    selfverify=DEFAULT_SELFVERIFY_PROMPT,
-    navigate=DEFAULT_NAVIGATE_PROMPT,
-)
 
 PROMPT_SETS: dict[str, PromptSet] = {
     prompt_set.name: prompt_set
     for prompt_set in (
-        _DEFAULT_SET,
-        replace(
-            _DEFAULT_SET,
-            name="no_rule",
-            summary="audit and SelfVerify prompts without the explicit staleness rule",
-            audit=NO_RULE_AUDIT_PROMPT,
-            selfverify=NO_RULE_SELFVERIFY_PROMPT,
-        ),
-        replace(
-            _DEFAULT_SET,
-            name="warned",
-            summary="navigation prompt warns that memory may be out of date and the grid is authoritative",
-            navigate=WARNED_NAVIGATE_PROMPT,
+        PromptSet("default", 1, "the suite's prompts (the paper-protocol reproduction)"),
+        PromptSet(
+            "no_rule",
+            1,
+            "audit and SelfVerify prompts without the explicit staleness rule",
+            {
+                # neither that the grid may have changed nor what makes an entry stale (nor a
+                # hint of it in the example's reason): the model must infer the rule
+                "audit": _edited(
+                    DEFAULT_AUDIT_PROMPT,
+                    (_CHANGED + _RULE, ""),
+                    ('"reason": "(0,0) is S in the current grid; the claim holds"', '"reason": "..."'),
+                ),
+                "selfverify": _edited(DEFAULT_SELFVERIFY_PROMPT, (_CHANGED, "")),
+            },
         ),
         PromptSet(
-            name="minimal",
-            version=1,
-            summary="the shortest prompts that still state the cells and the answer format",
-            audit=MINIMAL_AUDIT_PROMPT,
-            selfverify=MINIMAL_SELFVERIFY_PROMPT,
-            navigate=MINIMAL_NAVIGATE_PROMPT,
-            perception=MINIMAL_PERCEPTION_PROMPT,
+            "warned",
+            1,
+            "navigation prompt warns that memory may be out of date and the grid is authoritative",
+            {
+                "navigate": _edited(
+                    DEFAULT_NAVIGATE_PROMPT,
+                    (
+                        "The memory holds notes from earlier exploration of this grid.",
+                        "The memory holds notes from earlier exploration of this grid. They were written earlier "
+                        "and may be out of date: ice can have thawed into holes and holes can have frozen into "
+                        "ice since.\nThe current grid is authoritative: where a memory note and the current grid "
+                        "disagree, trust the current grid.",
+                    ),
+                )
+            },
+        ),
+        PromptSet(
+            "minimal",
+            1,
+            "the shortest prompts that still state the cells and the answer format",
+            {
+                "audit": _minimal(
+                    AUDIT_MARKER,
+                    f"{_GRID} Is each memory entry stale against the current grid?",
+                    '[{"memory_id": "mem_000", "is_stale": false, "reason": "..."}]',
+                ),
+                "selfverify": _minimal(
+                    SELFVERIFY_MARKER,
+                    f"{_GRID} Which memory entries contradict the current grid?",
+                    '{"inconsistent": ["mem_012"]}',
+                ),
+                "navigate": _minimal(
+                    NAVIGATE_MARKER,
+                    "Grid {size}x{size}: S start, F ice, H hole (lethal), G goal; (row,col). Reach G without "
+                    "entering a hole.\nUP row-1, DOWN row+1, LEFT col-1, RIGHT col+1.",
+                    '{"action": "RIGHT"}',
+                ),
+                "perception": _minimal(
+                    PERCEPTION_MARKER,
+                    f"{_GRID} Give the type of each cell asked.",
+                    '[{"cell": "(0,0)", "type": "S"}]',
+                ),
+            },
         ),
     )
 }
-"""Every shipped prompt set by name; ``default`` first."""
+"""Every shipped prompt set by name, ``default`` first: each is its overrides of
+:data:`DEFAULT_PROMPTS`."""
 
 
 def prompt_hash(prompts: Mapping[str, str]) -> str:
