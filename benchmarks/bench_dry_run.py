@@ -16,10 +16,10 @@ import subprocess
 import sys
 import time
 
-from spatialstale.analysis._cli import _parser, _study_from
-from spatialstale.analysis._estimate import plan
 from spatialstale.env._instance import _make_instance
 from spatialstale.solvers import _prompts
+from spatialstale.study import plan
+from spatialstale.study._cli import _parser, _study_from
 
 CONFIGS = (
     (),

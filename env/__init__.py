@@ -5,7 +5,7 @@ Pure and seedable; nothing here imports Inspect or knows about models.
 
 import gymnasium
 
-from ._fog import FOG_CELL, fog, fog_note, in_view, validate_view_radius, view_radius_of, visible_window
+from ._fog import FOG_CELL, FULL_VIEW, fog, fog_note, in_view, validate_view_radius, view_radius_of, visible_window
 from ._grid import (
     apply_changes,
     cell_at,
@@ -29,7 +29,7 @@ from ._instance import (
     validate_size,
 )
 from ._memory import entry_id
-from ._regimes import REGIMES
+from ._regimes import CHANGE_REGIMES, REGIMES
 from ._render import (
     CELL_PX,
     COLOURS,
@@ -52,12 +52,14 @@ if ENV_ID not in gymnasium.registry:
 
 __all__ = [
     "CELL_PX",
+    "CHANGE_REGIMES",
     "COLOURS",
     "DEFAULT_SIZE",
     "ENV_ID",
     "FOG_CELL",
     "FOG_COLOUR",
     "FOG_HOLES_NOTE",
+    "FULL_VIEW",
     "HOLES_NOTE",
     "MASTER_SEED",
     "MAX_STEPS",

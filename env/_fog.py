@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from ._types import Grid, Pos
 
+FULL_VIEW = "full"
+"""How the full view (no fog: ``view_radius`` None, the paper's observation) is named."""
+
 FOG_CELL = "?"
 """The letter of a cell beyond the view, in a fogged grid and in the text listing."""
 

@@ -6,7 +6,10 @@ from ._grid import apply_changes, cell_at, flip, goal_pos, is_solvable
 from ._rng import Stream
 from ._types import Cell, Change, Event, Grid, Pos
 
-REGIMES = ("none", "L1", "L2", "L3")
+CHANGE_REGIMES = ("L1", "L2", "L3")
+"""The regimes that change the world: L1 spot, L2 cluster, L3 online (SPEC §4)."""
+REGIMES = ("none", *CHANGE_REGIMES)
+"""Every regime; ``none`` leaves the grid as it was (a static FrozenLake)."""
 
 L1_COUNTS = (5, 6, 7)
 L2_COUNTS = (12, 13, 14, 15, 16)

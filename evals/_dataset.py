@@ -1,12 +1,14 @@
-"""Samples: one per seed (detection) or per (seed, strategy) (navigation)."""
+"""Samples: one per (regime, seed) for detection and perception, per (regime, seed,
+strategy) for navigation, each with the metadata that recomputes its labels."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.dataset import Sample
+from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale.env import DEFAULT_SIZE, Instance, make_instance
+from spatialstale.solvers import GridSettings, NavigationSettings
 
 
 def instance_metadata(instance: Instance) -> dict[str, Any]:
@@ -25,84 +27,48 @@ def instance_metadata(instance: Instance) -> dict[str, Any]:
     }
 
 
-def _suffix(size: int) -> str:
+def _size_part(size: int) -> str:
     return "" if size == DEFAULT_SIZE else f"-n{size}"
 
 
-def detection_samples(
-    regimes: list[str],
-    seeds: list[int],
-    size: int,
-    modality: str,
-    batch_size: int,
-    observation: str = "full",
-    *,
-    task: str = "Audit the memory of",
-) -> list[Sample]:
-    """One sample per (regime, seed). The perception probe uses these ids and metadata
-    too (with its own ``task`` words), so a seed's rows of the two tasks pair up."""
+def grid_samples(settings: GridSettings, *, task: str) -> MemoryDataset:
+    """One sample per (regime, seed): the detection task's (``task``: "Audit the memory
+    of") and the perception probe's ("Read the grid of"), with the same ids and
+    metadata, so a seed's rows of the two tasks pair up."""
     samples = []
-    for regime in regimes:
-        for seed in seeds:
-            instance = make_instance(seed, regime, size)
+    for regime in settings.regime:
+        for seed in settings.seeds:
+            instance = make_instance(seed, regime, settings.size)
             samples.append(
                 Sample(
-                    id=f"{regime}{_suffix(size)}-s{seed}",
-                    input=f"{task} SpatialSTALE instance {regime} seed {seed} ({modality}).",
-                    metadata={
-                        **instance_metadata(instance),
-                        "modality": modality,
-                        "batch_size": batch_size,
-                        "observation": observation,
-                    },
+                    id=f"{regime}{_size_part(settings.size)}-s{seed}",
+                    input=f"{task} SpatialSTALE instance {regime} seed {seed} ({settings.modality}).",
+                    metadata={**instance_metadata(instance), **settings.sample_metadata(), **settings.prompt_record},
                 )
             )
-    return samples
+    return MemoryDataset(samples, name=f"spatialstale-{settings.kind}")
 
 
-def navigation_samples(
-    regimes: list[str],
-    seeds: list[int],
-    size: int,
-    modality: str,
-    batch_size: int,
-    strategies: list[str],
-    observation: str = "full",
-    filter_mode: str = "delete",
-    view_radius: int | None = None,
-    agent: str = "prompt",
-) -> list[Sample]:
+def navigation_samples(settings: NavigationSettings) -> MemoryDataset:
     """One sample per (regime, seed, strategy).
 
-    ``filter_mode`` and ``view_radius`` are recorded in every sample's metadata; only
-    a non-default value is named in the id (``-unknown``, ``-r1``), so the defaults
-    keep the ids of logs written before them. ``agent`` (the navigator: ``prompt`` or
-    ``tools``) is recorded too, and named in the id only when it is ``tools``.
+    Every axis is recorded in each sample's metadata; only a value away from its
+    default is named in the id (``-unknown``, ``-r1``, ``-tools``), so the defaults
+    keep the ids of logs written before the axis existed.
     """
     samples = []
-    mode = "" if filter_mode == "delete" else f"-{filter_mode}"
-    if view_radius is not None:
-        mode += f"-r{view_radius}"
-    if agent != "prompt":
-        mode += f"-{agent}"
-    for regime in regimes:
-        for seed in seeds:
-            instance = make_instance(seed, regime, size)
-            meta = {
-                **instance_metadata(instance),
-                "modality": modality,
-                "batch_size": batch_size,
-                "observation": observation,
-                "filter": filter_mode,
-                "view_radius": view_radius,
-                "agent": agent,
-            }
-            for strategy in strategies:
+    suffix = settings.id_suffix()
+    for regime in settings.regime:
+        for seed in settings.seeds:
+            instance = make_instance(seed, regime, settings.size)
+            meta = {**instance_metadata(instance), **settings.sample_metadata()}
+            for strategy in settings.strategies:
                 samples.append(
                     Sample(
-                        id=f"{regime}{_suffix(size)}-{strategy}{mode}-s{seed}",
-                        input=f"Navigate SpatialSTALE instance {regime} seed {seed} with {strategy} ({modality}).",
-                        metadata={**meta, "strategy": strategy},
+                        id=f"{regime}{_size_part(settings.size)}-{strategy}{suffix}-s{seed}",
+                        input=f"Navigate SpatialSTALE instance {regime} seed {seed} with {strategy} "
+                        f"({settings.modality}).",
+                        metadata={**meta, "strategy": strategy, **settings.prompt_record},
                     )
                 )
-    return samples
+    return MemoryDataset(samples, name="spatialstale-navigation")

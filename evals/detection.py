@@ -3,38 +3,39 @@
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset
 
-from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
-from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import grid_task_params
+from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
+from spatialstale.evals._dataset import grid_samples
 from spatialstale.scorers import stale_f1
-from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, DEFAULT_PROMPT_SET, detect
+from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect
 
 VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
+D = DetectionSettings.defaults()
+
 
 @task
 def detection(
-    regime: str | list[str] = "L2",
-    modality: str = "text",
-    batch_size: int = 10,
+    regime: str | list[str] = D.regime,
+    modality: str = D.modality,
+    batch_size: int = D.batch_size,
     seeds: str | list[int] | None = None,
     n_seeds: int = N_DEFAULT_SEEDS,
     master_seed: int = MASTER_SEED,
-    size: int = DEFAULT_SIZE,
-    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
-    structured: bool = False,
-    observation: str = "full",
-    prompt_set: str = DEFAULT_PROMPT_SET,
+    size: int = D.size,
+    audit_prompt: str = DEFAULT_PROMPTS["audit"],
+    structured: bool = D.structured,
+    observation: str = D.observation,
+    prompt_set: str = D.prompt_set,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
 
     Every memory entry is judged stale or valid against the live grid, in batches of
     ``batch_size`` entries (⌈n²/B⌉ calls per audit). L1/L2: one audit after the
     pre-game changes; L3: one audit after each scheduled event, windows pooled per
-    seed. The audits use the ``auditor`` model role when given, else the model.
+    seed. The audits use the ``auditor`` model role when given, else the model. Every
+    parameter's default and valid values are declared in ``DetectionSettings``.
 
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``); metrics are grouped by regime.
@@ -61,32 +62,17 @@ def detection(
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
     """
-    params = grid_task_params(
-        regime=regime,
-        modality=modality,
-        batch_size=batch_size,
-        seeds=seeds,
-        n_seeds=n_seeds,
-        master_seed=master_seed,
-        size=size,
-        prompt_set=prompt_set,
-        prompts={"audit": (audit_prompt, DEFAULT_AUDIT_PROMPT)},
-        structured=structured,
-        observation=observation,
-    )
-    samples = detection_samples(
-        params.regimes, params.seeds, params.size, params.modality, params.batch_size, params.observation
-    )
+    settings = DetectionSettings.read(locals())
     return Task(
-        dataset=MemoryDataset(params.recorded(samples), name="spatialstale-detection"),
+        dataset=grid_samples(settings, task="Audit the memory of"),
         solver=detect(
-            modality=params.modality,
-            batch_size=params.batch_size,
-            audit_prompt=params.prompts["audit"],
-            structured=params.structured,
-            observation=params.observation,
+            modality=settings.modality,
+            batch_size=settings.batch_size,
+            audit_prompt=settings.prompts["audit"],
+            structured=settings.structured,
+            observation=settings.observation,
         ),
         scorer=stale_f1(),
         version=VERSION,
-        metadata=params.task_metadata,
+        metadata=settings.task_metadata(),
     )

@@ -3,81 +3,39 @@
 from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
-from inspect_ai.dataset import MemoryDataset
 
-from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
+from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
-from spatialstale.evals._params import (
-    TaskParameterError,
-    boolean,
-    choice,
-    choices,
-    integer,
-    prompt_set_prompts,
-    regimes,
-    reported,
-    seed_list,
-)
 from spatialstale.scorers import episode_outcome
-from spatialstale.solvers import (
-    DEFAULT_AUDIT_PROMPT,
-    DEFAULT_FILTER,
-    DEFAULT_NAVIGATE_PROMPT,
-    DEFAULT_NAVIGATOR,
-    DEFAULT_PROMPT_SET,
-    DEFAULT_SELFVERIFY_PROMPT,
-    DEFAULT_TOOLS_PROMPT,
-    FILTERS,
-    MODALITIES,
-    NAVIGATORS,
-    OBSERVATIONS,
-    STRATEGIES,
-    navigate,
-    prompt_set_metadata,
-)
-
-EPISODES = 5
-
+from spatialstale.solvers import DEFAULT_PROMPTS, NavigationSettings, navigate
 
 VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
-FULL_VIEW = "full"
-"""The ``view_radius`` of the paper's protocol: the whole grid at every step."""
-
-
-def view_radius_value(value: object) -> int | None:
-    """``-T view_radius``: ``full`` (or None, the default) or an integer of at least 0."""
-    if value is None or (isinstance(value, str) and value.strip().lower() == FULL_VIEW):
-        return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TaskParameterError(f"view_radius must be {FULL_VIEW} or an integer of at least 0; got {value!r}")
-    return value
+N = NavigationSettings.defaults()
 
 
 @task
 def navigation(
-    regime: str | list[str] = "L2",
-    modality: str = "text",
-    strategies: str | list[str] = tuple(STRATEGIES),  # type: ignore[assignment]
-    batch_size: int = 10,
+    regime: str | list[str] = N.regime,
+    modality: str = N.modality,
+    strategies: str | list[str] = N.strategies,
+    batch_size: int = N.batch_size,
     seeds: str | list[int] | None = None,
     n_seeds: int = N_DEFAULT_SEEDS,
     master_seed: int = MASTER_SEED,
-    size: int = DEFAULT_SIZE,
-    max_steps: int = MAX_STEPS,
-    episodes: int = EPISODES,
-    navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
-    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
-    selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
-    structured: bool = False,
-    observation: str = "full",
-    prompt_set: str = DEFAULT_PROMPT_SET,
-    filter: str = DEFAULT_FILTER,
-    view_radius: int | str | None = None,
-    agent: str = DEFAULT_NAVIGATOR,
+    size: int = N.size,
+    max_steps: int = N.max_steps,
+    episodes: int = N.episodes,
+    navigate_prompt: str = DEFAULT_PROMPTS["navigate"],
+    audit_prompt: str = DEFAULT_PROMPTS["audit"],
+    selfverify_prompt: str = DEFAULT_PROMPTS["selfverify"],
+    structured: bool = N.structured,
+    observation: str = N.observation,
+    prompt_set: str = N.prompt_set,
+    filter: str = N.filter,
+    view_radius: int | str | None = N.view_radius,
+    agent: str = N.agent,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -86,6 +44,7 @@ def navigation(
     only in the view. One log holds the paired comparison over shared seeds; each
     sample runs ``episodes`` epochs (the paper's 5 episodes per seed). Audits
     (SelfVerify, OMCD) use the ``auditor`` model role when given, else the model.
+    Every parameter's default and valid values are declared in ``NavigationSettings``.
 
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``).
@@ -136,66 +95,24 @@ def navigation(
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
     """
-    with reported():
-        regime_list = regimes(regime)
-        modality = choice(modality, MODALITIES, "modality")
-        strategy_list = choices(strategies, tuple(STRATEGIES), "strategies")
-        batch_size = integer(batch_size, "batch_size", 1)
-        size = integer(size, "size", 4)
-        max_steps = integer(max_steps, "max_steps", 1)
-        episodes = integer(episodes, "episodes", 1)
-        seed_values = seed_list(seeds, n_seeds, master_seed)
-        chosen, prompts = prompt_set_prompts(
-            prompt_set,
-            {
-                "navigate": (navigate_prompt, DEFAULT_NAVIGATE_PROMPT),
-                "audit": (audit_prompt, DEFAULT_AUDIT_PROMPT),
-                "selfverify": (selfverify_prompt, DEFAULT_SELFVERIFY_PROMPT),
-            },
-        )
-        structured = boolean(structured, "structured")
-        observation = choice(observation, OBSERVATIONS, "observation")
-        filter_mode = choice(filter, FILTERS, "filter")
-        radius = view_radius_value(view_radius)
-        navigator = choice(agent, NAVIGATORS, "agent")
-    if navigator == "tools" and navigate_prompt is DEFAULT_NAVIGATE_PROMPT:
-        prompts["navigate"] = DEFAULT_TOOLS_PROMPT
-    recorded = prompt_set_metadata(chosen, prompts)
-    samples = navigation_samples(
-        regime_list, seed_values, size, modality, batch_size, strategy_list, observation, filter_mode, radius, navigator
-    )
-    for sample in samples:
-        sample.metadata = {**(sample.metadata or {}), **recorded}
+    settings = NavigationSettings.read(locals())
     return Task(
-        dataset=MemoryDataset(samples, name="spatialstale-navigation"),
+        dataset=navigation_samples(settings),
         solver=navigate(
-            modality=modality,
-            batch_size=batch_size,
-            max_steps=max_steps,
-            navigate_prompt=prompts["navigate"],
-            audit_prompt=prompts["audit"],
-            selfverify_prompt=prompts["selfverify"],
-            structured=structured,
-            observation=observation,
-            filter_mode=filter_mode,
-            view_radius=radius,
-            agent=navigator,
+            modality=settings.modality,
+            batch_size=settings.batch_size,
+            max_steps=settings.max_steps,
+            navigate_prompt=settings.prompts["navigate"],
+            audit_prompt=settings.prompts["audit"],
+            selfverify_prompt=settings.prompts["selfverify"],
+            structured=settings.structured,
+            observation=settings.observation,
+            filter_mode=settings.filter,
+            view_radius=settings.view_radius,
+            agent=settings.agent,
         ),
         scorer=episode_outcome(),
         version=VERSION,
-        epochs=Epochs(episodes),
-        metadata={
-            "regimes": regime_list,
-            "modality": modality,
-            "strategies": strategy_list,
-            "batch_size": batch_size,
-            "size": size,
-            "max_steps": max_steps,
-            "structured": structured,
-            "observation": observation,
-            "filter": filter_mode,
-            "view_radius": radius,
-            "agent": navigator,
-            **recorded,
-        },
+        epochs=Epochs(settings.episodes),
+        metadata=settings.task_metadata(),
     )

@@ -3,38 +3,31 @@
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
 
-from spatialstale.env import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS
-from spatialstale.evals._dataset import detection_samples
-from spatialstale.evals._params import grid_task_params
+from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
+from spatialstale.evals._dataset import grid_samples
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import DEFAULT_PROMPT_SET
-from spatialstale.solvers._probe import perception_probe
-from spatialstale.solvers._prompts import DEFAULT_PERCEPTION_PROMPT
+from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, perception_probe
 
+VERSION = 1
+"""The task version in each log header; CHANGELOG.md says what each version changed."""
 
-def perception_samples(
-    regimes: list[str], seeds: list[int], size: int, modality: str, batch_size: int, observation: str = "full"
-) -> list[Sample]:
-    """One sample per (regime, seed), with the detection task's ids and metadata, so a
-    seed's perception and detection rows pair up."""
-    return detection_samples(regimes, seeds, size, modality, batch_size, observation, task="Read the grid of")
+P = PerceptionSettings.defaults()
 
 
 @task
 def perception(
-    regime: str | list[str] = "L2",
-    modality: str = "text",
-    batch_size: int = 10,
+    regime: str | list[str] = P.regime,
+    modality: str = P.modality,
+    batch_size: int = P.batch_size,
     seeds: str | list[int] | None = None,
     n_seeds: int = N_DEFAULT_SEEDS,
     master_seed: int = MASTER_SEED,
-    size: int = DEFAULT_SIZE,
-    perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
-    structured: bool = False,
-    observation: str = "full",
-    prompt_set: str = DEFAULT_PROMPT_SET,
+    size: int = P.size,
+    perception_prompt: str = DEFAULT_PROMPTS["perception"],
+    structured: bool = P.structured,
+    observation: str = P.observation,
+    prompt_set: str = P.prompt_set,
 ) -> Task:
     """Perception probe: one sample per seed, scored by hole vs ice reading accuracy.
 
@@ -70,32 +63,17 @@ def perception(
     Example:
         inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5
     """
-    params = grid_task_params(
-        regime=regime,
-        modality=modality,
-        batch_size=batch_size,
-        seeds=seeds,
-        n_seeds=n_seeds,
-        master_seed=master_seed,
-        size=size,
-        prompt_set=prompt_set,
-        prompts={"perception": (perception_prompt, DEFAULT_PERCEPTION_PROMPT)},
-        structured=structured,
-        observation=observation,
-    )
-    samples = perception_samples(
-        params.regimes, params.seeds, params.size, params.modality, params.batch_size, params.observation
-    )
+    settings = PerceptionSettings.read(locals())
     return Task(
-        dataset=MemoryDataset(params.recorded(samples), name="spatialstale-perception"),
+        dataset=grid_samples(settings, task="Read the grid of"),
         solver=perception_probe(
-            modality=params.modality,
-            batch_size=params.batch_size,
-            perception_prompt=params.prompts["perception"],
-            structured=params.structured,
-            observation=params.observation,
+            modality=settings.modality,
+            batch_size=settings.batch_size,
+            perception_prompt=settings.prompts["perception"],
+            structured=settings.structured,
+            observation=settings.observation,
         ),
         scorer=perception_accuracy(),
-        version=1,
-        metadata=params.task_metadata,
+        version=VERSION,
+        metadata=settings.task_metadata(),
     )

@@ -15,7 +15,7 @@ from ._metrics import (
     timeout_rate,
     timeout_steps,
 )
-from ._probe import cell_class, perception_accuracy, perception_breakdown, perception_scores
+from ._probe import cell_class, implied_detection, perception_accuracy, perception_breakdown, perception_scores
 from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
 from ._scorers import claims_from_g0, episode_outcome, stale_f1
 
@@ -30,6 +30,7 @@ __all__ = [
     "episode_outcome",
     "f1_mean",
     "f1_std",
+    "implied_detection",
     "limit_rate",
     "micro_f1",
     "micro_precision",

@@ -16,11 +16,12 @@ from typing import Any, cast
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
 from inspect_ai.solver import TaskState
 
+from spatialstale.env import entry_id
 from spatialstale.solvers._probe import PERCEPTION_STORE_KEY
 
 from ._metrics import limit_rate, pooled_ratio
-from ._pure import rate
-from ._scorers import by
+from ._pure import Confusion, confusion, rate
+from ._scorers import by, claims_from_g0
 
 HOLE, ICE = "hole", "ice"
 
@@ -173,3 +174,32 @@ def perception_accuracy() -> Scorer:
 
 def _int(value: object) -> int:
     return int(value) if isinstance(value, int | float | str) else 0
+
+
+def implied_detection(windows: Sequence[Mapping[str, Any]], g0: Sequence[str]) -> Confusion:
+    """The detection confusion an auditor would get that reasons perfectly on these readings.
+
+    Each window holds the observed ``grid`` and the ``readings`` (``"(r,c)"`` to the
+    type read). An entry is stale when its claim (from ``g0``) disagrees with the
+    observed cell, and flagged when it disagrees with the cell as read; a cell not
+    read flags nothing. Counts are summed over the windows, as detection does for L3.
+    """
+    claims = claims_from_g0(list(g0))
+    n = len(g0)
+    total = Confusion()
+    for window in windows:
+        grid = [str(row) for row in window["grid"]]
+        readings = window["readings"]
+        truth: set[str] = set()
+        flagged: set[str] = set()
+        for r in range(n):
+            for c in range(n):
+                mid = entry_id((r, c), n)
+                claims_hole = claims[mid] == "DANGER"
+                if (grid[r][c] == "H") != claims_hole:
+                    truth.add(mid)
+                read = readings.get(f"({r},{c})")
+                if isinstance(read, str) and (read == "H") != claims_hole:
+                    flagged.add(mid)
+        total = total + confusion(flagged, truth, claims)
+    return total

@@ -8,7 +8,7 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY
+from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, OUTCOMES
 
 from ._metrics import (
     death_rate,
@@ -28,7 +28,6 @@ from ._metrics import (
 )
 from ._pure import Confusion, detection_breakdown, rate
 
-OUTCOMES = ("success", "death", "timeout", "limit")
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
 

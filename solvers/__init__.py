@@ -12,20 +12,37 @@ from ._answers import (
     read_selfverify,
 )
 from ._audit import AuditResult, batched_audit, selfverify_audit
-from ._batches import n_batches
+from ._batches import batches_of, n_batches
 from ._detection import DETECTION_STORE_KEY, detect
-from ._episode import Episode, StepRecord
+from ._episode import OUTCOMES, Episode, StepRecord
+from ._errors import TaskParameterError
 from ._navigation import EPISODE_STORE_KEY, navigate, run_episode
-from ._prompt_sets import DEFAULT_PROMPT_SET, PROMPT_SETS, PromptSet, prompt_hash, prompt_set_metadata
+from ._probe import perception_probe
+from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_hash, prompt_set_metadata
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     MODALITIES,
     OBSERVATIONS,
+    Sight,
+)
+from ._sample import AUDITOR_ROLE
+from ._settings import (
+    DETECTION,
+    GRID,
+    NAVIGATION,
+    PERCEPTION,
+    SETTINGS,
+    Axis,
+    DetectionSettings,
+    GridSettings,
+    NavigationSettings,
+    PerceptionSettings,
+    axes_of,
 )
 from ._strategies import (
-    DEFAULT_FILTER,
+    FILTERING,
     FILTERS,
     STRATEGIES,
     MemoryStrategy,
@@ -33,38 +50,54 @@ from ._strategies import (
     UnknownEntry,
     make_strategy,
 )
-from ._tools import DEFAULT_NAVIGATOR, DEFAULT_TOOLS_PROMPT, NAVIGATORS, TOOLS_STORE_KEY, ToolEpisode, run_tool_episode
+from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS, TOOLS_STORE_KEY, ToolEpisode, run_tool_episode
 from ._windows import detection_windows
 
 __all__ = [
+    "AUDITOR_ROLE",
     "DEFAULT_AUDIT_PROMPT",
-    "DEFAULT_FILTER",
     "DEFAULT_NAVIGATE_PROMPT",
-    "DEFAULT_NAVIGATOR",
+    "DEFAULT_PROMPTS",
     "DEFAULT_PROMPT_SET",
     "DEFAULT_SELFVERIFY_PROMPT",
     "DEFAULT_TOOLS_PROMPT",
+    "DETECTION",
     "DETECTION_STORE_KEY",
     "EPISODE_STORE_KEY",
+    "FILTERING",
     "FILTERS",
+    "GRID",
     "MODALITIES",
+    "NAVIGATION",
     "NAVIGATORS",
     "OBSERVATIONS",
+    "OUTCOMES",
+    "PERCEPTION",
     "PROMPT_SETS",
+    "SETTINGS",
     "STRATEGIES",
     "TOOLS_STORE_KEY",
     "ActionParse",
     "AuditParse",
     "AuditResult",
+    "Axis",
+    "DetectionSettings",
     "Episode",
+    "GridSettings",
     "MemoryStrategy",
+    "NavigationSettings",
+    "PerceptionSettings",
     "PromptSet",
     "SelfVerifyParse",
+    "Sight",
     "StepRecord",
     "StrategyContext",
+    "TaskParameterError",
     "ToolEpisode",
     "UnknownEntry",
+    "axes_of",
     "batched_audit",
+    "batches_of",
     "detect",
     "detection_windows",
     "make_strategy",
@@ -73,6 +106,7 @@ __all__ = [
     "parse_action",
     "parse_audit",
     "parse_selfverify",
+    "perception_probe",
     "prompt_hash",
     "prompt_set_metadata",
     "read_action",

@@ -19,6 +19,7 @@ from spatialstale.env import Grid, MemoryEntry, Pos
 from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
 from ._prompts import (
+    Sight,
     answer_config,
     audit_messages,
     audit_schema,
@@ -111,13 +112,12 @@ async def batched_audit(
     grid: Grid,
     agent: Pos,
     *,
-    modality: str,
+    sight: Sight,
     batch_size: int,
     prompt: str,
     step: int,
     structured: bool = False,
     tally: AuditTally | None = None,
-    observation: str = "full",
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
@@ -125,7 +125,6 @@ async def batched_audit(
     a span per batch, then one table of every verdict of the audit. Pass a ``tally``
     to keep the answered batches when a sample limit interrupts the audit.
     """
-    size = len(grid)
     tally = tally if tally is not None else AuditTally(step, entries)
 
     def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> list[tuple[str, str, str]]:
@@ -137,7 +136,7 @@ async def batched_audit(
         model,
         batches_of(entries, batch_size),
         kind="audit",
-        messages=lambda batch: audit_messages(batch, grid, agent, modality, prompt, size, observation),
+        messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt),
         config=lambda batch: answer_config(audit_schema(_ids(batch)), structured, model),
         read=lambda text, batch: parse_audit(text, _ids(batch)),
         keep=keep,
@@ -157,15 +156,14 @@ async def selfverify_audit(
     grid: Grid,
     agent: Pos,
     *,
-    modality: str,
+    sight: Sight,
     prompt: str,
     structured: bool = False,
-    observation: str = "full",
 ) -> AuditResult:
     """SelfVerify's single call with the whole store; it flags what it calls inconsistent."""
     async with span("selfverify", type="audit"):
         output = await model.generate(
-            selfverify_messages(entries, grid, agent, modality, prompt, len(grid), observation),
+            selfverify_messages(entries, grid, agent, sight, prompt),
             config=answer_config(selfverify_schema([e.id for e in entries]), structured, model),
         )
         parsed = parse_selfverify(output.completion, [e.id for e in entries])

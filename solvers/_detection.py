@@ -10,8 +10,9 @@ from inspect_ai.solver import Solver, solver
 from spatialstale.env import Grid, Instance
 
 from ._audit import AuditTally, batched_audit
-from ._prompts import DEFAULT_AUDIT_PROMPT
+from ._prompts import DEFAULT_AUDIT_PROMPT, Sight
 from ._sample import AUDITOR_ROLE
+from ._settings import DETECTION
 from ._windows import Window, window_solve
 
 DETECTION_STORE_KEY = "spatialstale:detection"
@@ -30,12 +31,12 @@ def _flagged(windows: list[Window]) -> str:
 @solver
 def detect(
     *,
-    modality: str = "text",
-    batch_size: int = 10,
+    modality: str = DETECTION.modality,
+    batch_size: int = DETECTION.batch_size,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     audit_model_role: str = AUDITOR_ROLE,
-    structured: bool = False,
-    observation: str = "full",
+    structured: bool = DETECTION.structured,
+    observation: str = DETECTION.observation,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -49,19 +50,20 @@ def detect(
             the holes (the same grid in less text; for large grids).
     """
 
+    sight = Sight(modality, observation)
+
     async def audit(auditor: Model, instance: Instance, grid: Grid, tally: AuditTally) -> None:
         await batched_audit(
             auditor,
             instance.memory,
             grid,
             instance.start,
-            modality=modality,
+            sight=sight,
             batch_size=batch_size,
             prompt=audit_prompt,
             step=tally.step,
             structured=structured,
             tally=tally,
-            observation=observation,
         )
 
     return window_solve(

@@ -17,6 +17,10 @@ from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, Grid, MemoryEnt
 from ._audit import AuditResult
 from ._strategies import UnknownEntry
 
+OUTCOMES = ("success", "death", "timeout", "limit")
+"""How an episode ends: on the goal, in a hole, out of steps, or cut short by a sample
+limit (Inspect's token, message, time ... limits)."""
+
 ANSWER_EXCERPT = 300
 """Characters of a navigation answer kept in its step record."""
 

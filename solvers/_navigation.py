@@ -24,11 +24,13 @@ from ._prompts import (
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     NAVIGATE_SCHEMA,
+    Sight,
     answer_config,
     navigate_messages,
 )
 from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
-from ._strategies import DEFAULT_FILTER, MemoryStrategy, StrategyContext, make_strategy
+from ._settings import NAVIGATION
+from ._strategies import MemoryStrategy, StrategyContext, make_strategy
 from ._tools import NAVIGATORS, ToolEpisode, run_tool_episode, tool_counts
 
 EPISODE_STORE_KEY = "spatialstale:episode"
@@ -39,10 +41,9 @@ async def choose_action(
     view: tuple[MemoryEntry, ...] | None,
     env: DynamicFrozenLakeEnv,
     *,
-    modality: str,
+    sight: Sight,
     prompt: str,
     structured: bool = False,
-    observation: str = "full",
     view_radius: int | None = None,
 ) -> tuple[Action, ActionParse, str]:
     """One navigator call. An answer without one readable action falls back to a greedy step.
@@ -56,10 +57,8 @@ async def choose_action(
         env.agent,
         instance.goal,
         env.max_steps - env.steps,
-        modality,
+        sight,
         prompt,
-        instance.size,
-        observation,
     )
     output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured, navigator))
     reading = read_action(output.completion)
@@ -73,11 +72,10 @@ async def run_episode(
     strategy: MemoryStrategy,
     navigator: Model,
     *,
-    modality: str,
+    sight: Sight,
     prompt: str,
     structured: bool = False,
     records: list[StepRecord] | None = None,
-    observation: str = "full",
     view_radius: int | None = None,
 ) -> Episode:
     """Step the agent until it dies, reaches the goal or runs out of steps.
@@ -99,10 +97,9 @@ async def run_episode(
                 navigator,
                 view,
                 env,
-                modality=modality,
+                sight=sight,
                 prompt=prompt,
                 structured=structured,
-                observation=observation,
                 view_radius=view_radius,
             )
             taken = take_step(
@@ -124,20 +121,22 @@ def _store(state: TaskState, episode: Episode) -> None:
 @solver
 def navigate(
     *,
-    modality: str = "text",
-    batch_size: int = 10,
-    max_steps: int = 50,
+    modality: str = NAVIGATION.modality,
+    batch_size: int = NAVIGATION.batch_size,
+    max_steps: int = NAVIGATION.max_steps,
     navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     audit_model_role: str = AUDITOR_ROLE,
-    structured: bool = False,
-    observation: str = "full",
-    filter_mode: str = DEFAULT_FILTER,
-    view_radius: int | None = None,
-    agent: str = "prompt",
+    structured: bool = NAVIGATION.structured,
+    observation: str = NAVIGATION.observation,
+    filter_mode: str = NAVIGATION.filter,
+    view_radius: int | None = NAVIGATION.view_radius,
+    agent: str = NAVIGATION.agent,
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
+
+    The defaults are the navigation task's (``NavigationSettings``): the paper's protocol.
 
     Args:
         modality: ``text``, ``vision`` or ``both``: how the live grid is shown.
@@ -164,6 +163,7 @@ def navigate(
     if agent not in NAVIGATORS:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATORS)}; got {agent!r}")
     view_radius = validate_view_radius(view_radius)
+    sight = Sight(modality, observation)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         freeze_startup_heap()
@@ -171,12 +171,11 @@ def navigate(
         context = StrategyContext(
             instance=instance,
             auditor=auditor_model(audit_model_role),
-            modality=modality,
+            sight=sight,
             batch_size=batch_size,
             audit_prompt=audit_prompt,
             selfverify_prompt=selfverify_prompt,
             structured=structured,
-            observation=observation,
             filter_mode=filter_mode,
             view_radius=view_radius,
         )
@@ -193,10 +192,9 @@ def navigate(
                     env,
                     strategy,
                     get_model(),
-                    modality=modality,
+                    sight=sight,
                     prompt=navigate_prompt,
                     records=records,
-                    observation=observation,
                     view_radius=view_radius,
                     messages=state.messages,
                 )
@@ -205,11 +203,10 @@ def navigate(
                     env,
                     strategy,
                     get_model(),
-                    modality=modality,
+                    sight=sight,
                     prompt=navigate_prompt,
                     structured=structured,
                     records=records,
-                    observation=observation,
                     view_radius=view_radius,
                 )
         except limit_errors() as ex:

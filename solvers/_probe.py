@@ -23,6 +23,7 @@ from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, read
 from ._cells import PerceptionParse, read_perception
 from ._prompts import (
     DEFAULT_PERCEPTION_PROMPT,
+    Sight,
     all_cells,
     answer_config,
     cell_label,
@@ -30,6 +31,7 @@ from ._prompts import (
     perception_schema,
 )
 from ._sample import AUDITOR_ROLE
+from ._settings import PERCEPTION
 from ._windows import Window, window_solve
 
 PERCEPTION_STORE_KEY = "spatialstale:perception"
@@ -80,12 +82,11 @@ async def probe_grid(
     grid: Grid,
     agent: Pos,
     *,
-    modality: str,
+    sight: Sight,
     batch_size: int,
     prompt: str,
     structured: bool,
     tally: ProbeTally,
-    observation: str = "full",
 ) -> None:
     """Ask for every cell of ``grid`` in batches of ``batch_size``, one call each.
 
@@ -110,7 +111,7 @@ async def probe_grid(
         model,
         batches_of(all_cells(size), batch_size),
         kind="perception",
-        messages=lambda batch: perception_messages(batch, grid, agent, modality, prompt, size, observation),
+        messages=lambda batch: perception_messages(batch, grid, agent, sight, prompt),
         config=lambda batch: answer_config(perception_schema(batch), structured, model),
         read=read_perception,
         keep=keep,
@@ -127,12 +128,12 @@ def _cells_read(windows: list[Window]) -> str:
 @solver
 def perception_probe(
     *,
-    modality: str = "text",
-    batch_size: int = 10,
+    modality: str = PERCEPTION.modality,
+    batch_size: int = PERCEPTION.batch_size,
     perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
     model_role: str = AUDITOR_ROLE,
-    structured: bool = False,
-    observation: str = "full",
+    structured: bool = PERCEPTION.structured,
+    observation: str = PERCEPTION.observation,
 ) -> Solver:
     """Ask for the type of every cell of each observation the detection task shows.
 
@@ -147,17 +148,18 @@ def perception_probe(
             the holes (the detection task's ``-T observation``).
     """
 
+    sight = Sight(modality, observation)
+
     async def probe(model: Model, instance: Instance, grid: Grid, tally: ProbeTally) -> None:
         await probe_grid(
             model,
             grid,
             instance.start,
-            modality=modality,
+            sight=sight,
             batch_size=batch_size,
             prompt=perception_prompt,
             structured=structured,
             tally=tally,
-            observation=observation,
         )
 
     return window_solve(

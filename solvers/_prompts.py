@@ -25,7 +25,8 @@ model writes.
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from inspect_ai.model import (
@@ -252,7 +253,7 @@ def png_data_uri(grid: Grid, agent: Pos | None) -> str:
 
 
 @lru_cache(maxsize=OBSERVATION_CACHE)
-def grid_listing(grid: Grid, agent: Pos, observation: str = "full") -> str:
+def grid_listing(grid: Grid, agent: Pos, observation: str) -> str:
     """The text observation under its header, built once per (grid, agent, listing)."""
     listing = holes_observation(grid, agent) if observation == "holes" else text_observation(grid, agent)
     return f"{TEXT_OBSERVATION_HEADER}\n{listing}"
@@ -274,20 +275,35 @@ def image_header(grid: Grid, agent: Pos) -> str:
     )
 
 
-def observation_content(grid: Grid, agent: Pos, modality: str, observation: str = "full") -> list[Content]:
-    """The live grid as prompt content: the text listing, the PNG, or both.
+@dataclass(frozen=True)
+class Sight:
+    """How a call shows the live grid: the text listing, the image, or both.
 
-    ``grid`` is what the caller may see: a fogged grid (``spatialstale.env.fog``)
-    lists its hidden cells as ``?``, draws them grey and states the rule; the full
-    grid gives the paper's observation.
+    Attributes:
+        modality: ``text`` (the listing), ``vision`` (the PNG) or ``both``.
+        observation: the listing, ``full`` (every cell) or ``holes`` (S, G and the holes).
+        image: the image of a grid as sent: its PNG data URI. The dry run passes a
+            stand-in that names what an image shows without drawing it.
     """
-    parts: list[Content] = []
-    if modality in ("text", "both"):
-        parts.append(ContentText(text=grid_listing(grid, agent, observation)))
-    if modality in ("vision", "both"):
-        parts.append(ContentText(text=image_header(grid, agent)))
-        parts.append(ContentImage(image=png_data_uri(grid, agent), detail="high"))
-    return parts
+
+    modality: str
+    observation: str
+    image: Callable[[Grid, Pos | None], str] = png_data_uri
+
+    def content(self, grid: Grid, agent: Pos) -> list[Content]:
+        """The live grid as prompt content.
+
+        ``grid`` is what the caller may see: a fogged grid (``spatialstale.env.fog``)
+        lists its hidden cells as ``?``, draws them grey and states the rule; the full
+        grid gives the paper's observation.
+        """
+        parts: list[Content] = []
+        if self.modality in ("text", "both"):
+            parts.append(ContentText(text=grid_listing(grid, agent, self.observation)))
+        if self.modality in ("vision", "both"):
+            parts.append(ContentText(text=image_header(grid, agent)))
+            parts.append(ContentImage(image=self.image(grid, agent), detail="high"))
+        return parts
 
 
 def cacheable(parts: list[Content]) -> list[Content]:
@@ -312,9 +328,7 @@ def user_message(parts: list[Content]) -> ChatMessageUser:
     return ChatMessageUser(content=spaced)
 
 
-def _observation_first(
-    prompt: str, size: int, grid: Grid, agent: Pos, modality: str, observation: str, asked: str
-) -> list[ChatMessage]:
+def _observation_first(prompt: str, grid: Grid, agent: Pos, sight: Sight, asked: str) -> list[ChatMessage]:
     """Instructions, the observation, then what the call asks about.
 
     The observation comes before what is asked because every batch of an audit (or
@@ -322,55 +336,31 @@ def _observation_first(
     all but their last block, a prefix that servers can cache.
     """
     return [
-        ChatMessageSystem(content=fill_prompt(prompt, size)),
-        user_message([*cacheable(observation_content(grid, agent, modality, observation)), ContentText(text=asked)]),
+        ChatMessageSystem(content=fill_prompt(prompt, len(grid))),
+        user_message([*cacheable(sight.content(grid, agent)), ContentText(text=asked)]),
     ]
 
 
 def audit_messages(
-    entries: Sequence[MemoryEntry],
-    grid: Grid,
-    agent: Pos,
-    modality: str,
-    prompt: str = "",
-    size: int = 8,
-    observation: str = "full",
+    entries: Sequence[MemoryEntry], grid: Grid, agent: Pos, sight: Sight, prompt: str = ""
 ) -> list[ChatMessage]:
     """One audit call: instructions, the observation, then the batch of entries."""
-    return _observation_first(
-        prompt or DEFAULT_AUDIT_PROMPT, size, grid, agent, modality, observation, memory_block(entries)
-    )
+    return _observation_first(prompt or DEFAULT_AUDIT_PROMPT, grid, agent, sight, memory_block(entries))
 
 
 def selfverify_messages(
-    entries: Sequence[MemoryEntry],
-    grid: Grid,
-    agent: Pos,
-    modality: str,
-    prompt: str = "",
-    size: int = 8,
-    observation: str = "full",
+    entries: Sequence[MemoryEntry], grid: Grid, agent: Pos, sight: Sight, prompt: str = ""
 ) -> list[ChatMessage]:
     """The SelfVerify call: instructions, the observation, then the whole store (the
     order of the audit, so the two kinds of call read alike)."""
-    return _observation_first(
-        prompt or DEFAULT_SELFVERIFY_PROMPT, size, grid, agent, modality, observation, memory_block(entries)
-    )
+    return _observation_first(prompt or DEFAULT_SELFVERIFY_PROMPT, grid, agent, sight, memory_block(entries))
 
 
 def perception_messages(
-    cells: Sequence[Pos],
-    grid: Grid,
-    agent: Pos,
-    modality: str,
-    prompt: str = "",
-    size: int = 8,
-    observation: str = "full",
+    cells: Sequence[Pos], grid: Grid, agent: Pos, sight: Sight, prompt: str = ""
 ) -> list[ChatMessage]:
     """One perception-probe call: instructions, the observation, then the batch of cells."""
-    return _observation_first(
-        prompt or DEFAULT_PERCEPTION_PROMPT, size, grid, agent, modality, observation, cells_block(cells)
-    )
+    return _observation_first(prompt or DEFAULT_PERCEPTION_PROMPT, grid, agent, sight, cells_block(cells))
 
 
 def navigate_messages(
@@ -379,10 +369,8 @@ def navigate_messages(
     agent: Pos,
     goal: Pos,
     steps_left: int,
-    modality: str,
+    sight: Sight,
     prompt: str = "",
-    size: int = 8,
-    observation: str = "full",
 ) -> list[ChatMessage]:
     """One navigation step: instructions, memory view, observation, position and budget.
 
@@ -391,11 +379,11 @@ def navigate_messages(
     lists no memory at all.
     """
     return [
-        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, size)),
+        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, len(grid))),
         user_message(
             [
                 ContentText(text=memory_block(view or ()), cache_breakpoint=True),
-                *observation_content(grid, agent, modality, observation),
+                *sight.content(grid, agent),
                 ContentText(text=position_line(agent, goal, steps_left)),
             ]
         ),

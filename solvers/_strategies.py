@@ -25,6 +25,7 @@ from inspect_ai.model import Model
 from spatialstale.env import Grid, Instance, MemoryEntry, Pos, fog
 
 from ._audit import AuditResult, batched_audit, selfverify_audit
+from ._prompts import Sight
 
 
 @dataclass(frozen=True)
@@ -33,15 +34,15 @@ class StrategyContext:
 
     instance: Instance
     auditor: Model
-    modality: str
+    sight: Sight
+    """How an audit shows the grid (modality and listing)."""
     batch_size: int
     audit_prompt: str
     selfverify_prompt: str
-    structured: bool = False
-    observation: str = "full"
-    filter_mode: str = "delete"
+    structured: bool
+    filter_mode: str
     """How flags shape the view: one of ``FILTERS``."""
-    view_radius: int | None = None
+    view_radius: int | None
     """What an audit sees: the Chebyshev square of this radius around the agent
     (``spatialstale.env.fog``); None shows the whole grid (the paper)."""
 
@@ -53,8 +54,6 @@ class StrategyContext:
 FILTERS = ("delete", "unknown")
 """How a filtering strategy applies its flags: ``delete`` removes a flagged entry
 from the view (the paper); ``unknown`` keeps it, marked as unknown."""
-
-DEFAULT_FILTER = "delete"
 
 
 @dataclass(frozen=True)
@@ -88,6 +87,8 @@ class MemoryStrategy(Protocol):
 
 class _Strategy:
     name: ClassVar[str]
+    flags: ClassVar[bool] = True
+    """Whether the strategy flags entries (so a filter mode changes what it shows)."""
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         raise NotImplementedError
@@ -111,6 +112,7 @@ class NoMemory(_Strategy):
     """The memoryless control: the prompt holds no memory at all (any filter mode)."""
 
     name = "nomemory"
+    flags = False
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         return None
@@ -123,6 +125,7 @@ class NoFilter(_Strategy):
     """
 
     name = "nofilter"
+    flags = False
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         return self.memory
@@ -142,10 +145,9 @@ class SelfVerify(_Strategy):
                     self.memory,
                     c.seen(grid, agent),
                     agent,
-                    modality=c.modality,
+                    sight=c.sight,
                     prompt=c.selfverify_prompt,
                     structured=c.structured,
-                    observation=c.observation,
                 )
             )
         return self.filtered(self.audits[-1])
@@ -174,12 +176,11 @@ class OMCD(_Strategy):
             self.memory,
             c.seen(grid, agent),
             agent,
-            modality=c.modality,
+            sight=c.sight,
             batch_size=c.batch_size,
             prompt=c.audit_prompt,
             step=step,
             structured=c.structured,
-            observation=c.observation,
         )
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
@@ -203,6 +204,9 @@ class Oracle(OMCD):
 
 STRATEGIES: dict[str, type[_Strategy]] = {s.name: s for s in (NoMemory, NoFilter, SelfVerify, OMCD, Oracle)}
 """Every strategy by name, in the paper's order."""
+
+FILTERING = tuple(name for name, strategy in STRATEGIES.items() if strategy.flags)
+"""The strategies whose view a filter mode changes: NoMemory and NoFilter flag nothing."""
 
 
 def make_strategy(name: str, context: StrategyContext) -> MemoryStrategy:

@@ -62,14 +62,12 @@ from inspect_ai.util import span, store
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, fog, greedy_action
 
 from ._episode import Episode, StepRecord, step_table, take_step
-from ._prompts import NAVIGATE_SCHEMA, answer_config, fill_prompt, observation_content, position_line, user_message
+from ._prompts import NAVIGATE_SCHEMA, Sight, answer_config, fill_prompt, position_line, user_message
 from ._strategies import MemoryStrategy
 
 NAVIGATORS = ("prompt", "tools")
 """How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
 view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
-
-DEFAULT_NAVIGATOR = "prompt"
 
 TOOLS_MARKER = "[SpatialSTALE:navigate-tools]"
 """First line of the tool navigator's system prompt: names the call kind in the transcript."""
@@ -174,16 +172,14 @@ class ToolRun:
         env: DynamicFrozenLakeEnv,
         strategy: MemoryStrategy,
         *,
-        modality: str,
-        observation: str,
+        sight: Sight,
         records: list[StepRecord],
         view_radius: int | None = None,
     ) -> None:
         self.env = env
         self.view_radius = view_radius
         self.strategy = strategy
-        self.modality = modality
-        self.observation = observation
+        self.sight = sight
         self.records = records
         self.counts = ToolCounts()
         self.view: tuple[MemoryEntry, ...] | None = None
@@ -214,7 +210,7 @@ class ToolRun:
         env = self.env
         seen = fog(env.grid, env.agent, self.view_radius)
         return [
-            *observation_content(seen, env.agent, self.modality, self.observation),
+            *self.sight.content(seen, env.agent),
             ContentText(text=position_line(env.agent, env.instance.goal, env.max_steps - env.steps)),
         ]
 
@@ -381,10 +377,9 @@ async def run_tool_episode(
     strategy: MemoryStrategy,
     navigator: Model,
     *,
-    modality: str,
+    sight: Sight,
     prompt: str,
     records: list[StepRecord] | None = None,
-    observation: str = "full",
     view_radius: int | None = None,
     messages: list[ChatMessage] | None = None,
 ) -> ToolEpisode:
@@ -394,11 +389,10 @@ async def run_tool_episode(
         env: the world; it is reset here.
         strategy: the memory strategy whose view ``recall`` answers from.
         navigator: the model that calls the tools.
-        modality: ``text``, ``vision`` or ``both``: how observations are shown.
+        sight: how observations are shown (modality and listing).
         prompt: the system prompt (``{size}`` is filled in).
         records: each step is appended as it is taken (a new list when None), so a
             caller keeps the steps of an episode a sample limit interrupts.
-        observation: the text listing, ``full`` or ``holes``.
         view_radius: fog: every observation shows only the cells within this
             Chebyshev distance of the agent (None: the whole grid). The strategy's
             audits see what its context says, as for the prompt navigator.
@@ -409,8 +403,7 @@ async def run_tool_episode(
     run = ToolRun(
         env,
         strategy,
-        modality=modality,
-        observation=observation,
+        sight=sight,
         records=[] if records is None else records,
         view_radius=view_radius,
     )

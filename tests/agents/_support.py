@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, get_model
 
 from spatialstale.env import DynamicFrozenLakeEnv, Grid, Instance, MemoryEntry
-from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
+from spatialstale.solvers import Sight, parse_action, parse_audit, parse_selfverify
 from spatialstale.solvers._prompts import (
     audit_messages,
     navigate_messages,
@@ -42,7 +42,7 @@ async def audit(model: Model, instance: Instance, grid: Grid, modality: str, bat
     memory = instance.memory
     for start in range(0, len(memory), batch_size):
         batch = memory[start : start + batch_size]
-        messages = audit_messages(batch, grid, instance.start, modality, size=instance.size)
+        messages = audit_messages(batch, grid, instance.start, Sight(modality, "full"))
         parsed = parse_audit(await answer(model, messages), [e.id for e in batch])
         assert parsed.error is None and not parsed.unanswered and not parsed.unknown_ids, parsed
         flagged |= parsed.flagged
@@ -50,7 +50,7 @@ async def audit(model: Model, instance: Instance, grid: Grid, modality: str, bat
 
 
 async def selfverify(model: Model, instance: Instance, grid: Grid, modality: str) -> set[str]:
-    messages = selfverify_messages(instance.memory, grid, instance.start, modality, size=instance.size)
+    messages = selfverify_messages(instance.memory, grid, instance.start, Sight(modality, "full"))
     parsed = parse_selfverify(await answer(model, messages), [e.id for e in instance.memory])
     assert parsed.error is None and not parsed.unknown_ids, parsed
     return parsed.flagged
@@ -64,7 +64,7 @@ async def episode(
     env.reset()
     while True:
         messages = navigate_messages(
-            view, env.grid, env.agent, instance.goal, env.max_steps - env.steps, modality, size=instance.size
+            view, env.grid, env.agent, instance.goal, env.max_steps - env.steps, Sight(modality, "full")
         )
         action = parse_action(await answer(model, messages))
         assert action is not None

@@ -14,6 +14,7 @@ from spatialstale.agents._perception import (
     read_text_grid,
 )
 from spatialstale.env import default_seeds, make_instance, render_image, text_observation
+from spatialstale.solvers import Sight
 from spatialstale.solvers._prompts import (
     audit_messages,
     memory_block,
@@ -21,6 +22,8 @@ from spatialstale.solvers._prompts import (
     png_data_uri,
     selfverify_messages,
 )
+
+TEXT = Sight("text", "full")
 
 SEEDS = default_seeds()[:6]
 
@@ -59,19 +62,22 @@ def test_memory_lines_are_read_in_order() -> None:
 def test_perceive_real_prompts(modality: str) -> None:
     instance = make_instance(SEEDS[1], "L2")
     grid = instance.initial_grid
-    seen = perceive(navigate_messages(instance.memory[:7], grid, (3, 2), instance.goal, 41, modality))
+    seen = perceive(navigate_messages(instance.memory[:7], grid, (3, 2), instance.goal, 41, Sight(modality, "full")))
     assert seen.kind is CallKind.NAVIGATE
     assert seen.grid == grid
     assert seen.agent == (3, 2) and seen.goal == (7, 7)
     assert [c.id for c in seen.memory] == [e.id for e in instance.memory[:7]]
     assert seen.source == ("image" if modality == "vision" else "text")
-    assert perceive(audit_messages(instance.memory[:3], grid, (0, 0), modality)).kind is CallKind.AUDIT
-    assert perceive(selfverify_messages(instance.memory, grid, (0, 0), modality)).kind is CallKind.SELFVERIFY
+    assert perceive(audit_messages(instance.memory[:3], grid, (0, 0), Sight(modality, "full"))).kind is CallKind.AUDIT
+    assert (
+        perceive(selfverify_messages(instance.memory, grid, (0, 0), Sight(modality, "full"))).kind
+        is CallKind.SELFVERIFY
+    )
 
 
 def test_no_memory_view_lists_nothing() -> None:
     instance = make_instance(SEEDS[1], "L1")
-    seen = perceive(navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, "text"))
+    seen = perceive(navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, TEXT))
     assert seen.memory == ()
 
 

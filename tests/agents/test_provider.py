@@ -11,7 +11,7 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Co
 
 from spatialstale.agents._provider import ReferenceAgentError
 from spatialstale.env import default_seeds, make_instance
-from spatialstale.solvers import parse_action, parse_audit
+from spatialstale.solvers import Sight, parse_action, parse_audit
 from spatialstale.solvers._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
@@ -21,6 +21,8 @@ from spatialstale.solvers._prompts import (
 )
 
 from ._support import MODALITIES, agent, answer, audit, f1, run, selfverify
+
+TEXT = Sight("text", "full")
 
 SEEDS = default_seeds()[:4]
 
@@ -103,7 +105,7 @@ def test_credulous_flags_nothing(modality: str) -> None:
 def test_random_is_reproducible_with_a_seed_and_fresh_without() -> None:
     async def check() -> None:
         instance = make_instance(SEEDS[0], "L2")
-        messages = audit_messages(instance.memory[:64], instance.initial_grid, (0, 0), "text")
+        messages = audit_messages(instance.memory[:64], instance.initial_grid, (0, 0), TEXT)
         seeded = agent("random", seed=7)
         first = await answer(seeded, messages)
         assert await answer(seeded, messages) == first
@@ -124,7 +126,7 @@ def test_random_flags_half_and_moves_everywhere() -> None:
         assert all(16 <= n <= 48 for n in flags), flags  # 64 coin flips each
         actions = set()
         for steps_left in range(50, 10, -1):
-            text = await answer(model, navigate_messages(None, grid, (0, 0), instance.goal, steps_left, "text"))
+            text = await answer(model, navigate_messages(None, grid, (0, 0), instance.goal, steps_left, TEXT))
             actions.add(parse_action(text))
         assert actions == set(parse_action(w) for w in ("UP", "DOWN", "LEFT", "RIGHT"))
 
@@ -144,7 +146,7 @@ def test_prompts_it_cannot_read_get_plain_text() -> None:
         ]
         text = await answer(agent("observer"), no_grid)
         assert parse_audit(text, [instance.memory[0].id]).error is not None
-        no_position = navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, "vision")
+        no_position = navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, Sight("vision", "full"))
         first = no_position[1]
         assert isinstance(first.content, list)
         no_position[1] = ChatMessageUser(content=first.content[:-1])  # drop the position line

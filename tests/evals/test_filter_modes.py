@@ -19,13 +19,12 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
 from spatialstale.agents._perception import perceive
-from spatialstale.analysis._load import FILTER_KEY, read_logs
-from spatialstale.analysis._report import write_report
-from spatialstale.analysis._tables import CONTRASTS, outcome_rates, strategy_tests
 from spatialstale.env import default_seeds, make_instance
-from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES
+from spatialstale.report import read_logs
+from spatialstale.report._navigation_stats import CONTRASTS, outcome_rates, strategy_tests
+from spatialstale.report._report import write_report
+from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES, TaskParameterError
 from spatialstale.solvers._prompts import NAVIGATE_MARKER
 from tests.scripted import Script, truthful_flags
 
@@ -229,8 +228,8 @@ def test_the_report_shows_both_modes_side_by_side(logs: dict[tuple[str, str], Ev
     for mode in ("delete", "unknown"):
         shutil.copy(logs[("credulous", mode)].location, log_dir)
     results = read_logs(log_dir)
-    assert sorted(results.navigation[FILTER_KEY].unique()) == ["delete", "unknown"]
-    rates = outcome_rates(results.navigation).set_index(["regime", "strategy", FILTER_KEY])
+    assert sorted(results.navigation["filter"].unique()) == ["delete", "unknown"]
+    rates = outcome_rates(results.navigation).set_index(["regime", "strategy", "filter"])
     assert len(rates) == 2 * 3 * len(STRATEGIES)
     for regime in REGIMES.split(","):
         for strategy in STRATEGIES:
@@ -245,5 +244,5 @@ def test_the_report_shows_both_modes_side_by_side(logs: dict[tuple[str, str], Ev
     assert "OMCD (unknown)" in names and "OMCD" in names and "Oracle (unknown)" in names
     # paired tests compare strategies within one filter mode, never across
     tests = strategy_tests(results.navigation)
-    assert sorted(tests[FILTER_KEY].unique()) == ["delete", "unknown"]
-    assert (tests.groupby(FILTER_KEY).size() == len(CONTRASTS) * 2 * 3).all()
+    assert sorted(tests["filter"].unique()) == ["delete", "unknown"]
+    assert (tests.groupby("filter").size() == len(CONTRASTS) * 2 * 3).all()

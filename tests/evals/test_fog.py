@@ -25,9 +25,8 @@ from inspect_ai.model import ChatMessageSystem
 
 from spatialstale.agents._perception import perceive
 from spatialstale.env import FOG_CELL, default_seeds, fog, holes_observation, make_instance
-from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES
+from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES, Sight, TaskParameterError
 from spatialstale.solvers._prompts import (
     AUDIT_MARKER,
     FOG_IMAGE_OBSERVATION_HEADER,
@@ -234,7 +233,7 @@ def test_the_reference_agents_read_the_fogged_observation(modality: str, observa
     grid = instance.initial_grid
     for agent, k in (((0, 0), 1), ((3, 4), 2), ((7, 6), 0), ((5, 5), 3)):
         seen = fog(grid, agent, k)
-        messages = navigate_messages(None, seen, agent, (7, 7), 10, modality, "", 8, observation)
+        messages = navigate_messages(None, seen, agent, (7, 7), 10, Sight(modality, observation))
         read = perceive(messages)
         assert read.grid == seen, (agent, k)
         assert read.agent == agent and read.goal == (7, 7)
@@ -325,7 +324,7 @@ def test_the_observer_fills_only_the_cells_it_cannot_see_from_memory() -> None:
     grid = instance.initial_grid
     agent = (3, 3)
     seen = fog(grid, agent, 1)
-    read = perceive(navigate_messages(instance.memory, seen, agent, (7, 7), 10, "text", "", 8))
+    read = perceive(navigate_messages(instance.memory, seen, agent, (7, 7), 10, Sight("text", "full")))
     observer = believed_grid(read, trust_memory=False)
     credulous = believed_grid(read, trust_memory=True)
     assert observer is not None and credulous is not None
@@ -339,7 +338,7 @@ def test_the_observer_fills_only_the_cells_it_cannot_see_from_memory() -> None:
                 assert walkable.get(observer[r][c], observer[r][c]) == remembered[(r, c)]
             assert walkable.get(credulous[r][c], credulous[r][c]) == remembered[(r, c)]  # memory wins everywhere
     # without memory the unseen cells stay unknown (walkable to the planner)
-    bare = perceive(navigate_messages(None, seen, agent, (7, 7), 10, "text", "", 8))
+    bare = perceive(navigate_messages(None, seen, agent, (7, 7), 10, Sight("text", "full")))
     assert believed_grid(bare, trust_memory=False) == seen
 
 

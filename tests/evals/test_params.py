@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from spatialstale.evals._params import TaskParameterError, boolean, prompt_text, reported
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, DEFAULT_NAVIGATE_PROMPT, DEFAULT_SELFVERIFY_PROMPT
+from spatialstale.solvers._errors import TaskParameterError, reported
+from spatialstale.solvers._settings import boolean, prompt_text
 
 BRACED = 'Grid {size}x{size}. Answer {"action": "UP"} or [{"memory_id": "mem_000", "is_stale": true}], {{size}} {0} {'
 

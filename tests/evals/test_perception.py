@@ -20,7 +20,7 @@ from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText, Mo
 
 from spatialstale.env import HOLES_NOTE, make_instance
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import detection_windows
+from spatialstale.solvers import Sight, detection_windows
 from spatialstale.solvers._prompts import CELLS_HEADER, PERCEPTION_MARKER, audit_messages, perception_messages
 
 SEED = 4810
@@ -167,8 +167,8 @@ def test_probe_reads_the_detection_windows_grids(tmp_path: Path) -> None:
 def test_probe_shows_the_observation_an_audit_shows(modality: str) -> None:
     instance = make_instance(SEED, "L2")
     grid = instance.initial_grid
-    probe = perception_messages([(0, 0), (0, 1)], grid, instance.start, modality)[1].content
-    audit = audit_messages(instance.memory[:2], grid, instance.start, modality)[1].content
+    probe = perception_messages([(0, 0), (0, 1)], grid, instance.start, Sight(modality, "full"))[1].content
+    audit = audit_messages(instance.memory[:2], grid, instance.start, Sight(modality, "full"))[1].content
     assert isinstance(probe, list) and isinstance(audit, list)
     shown = [p for p in probe if not (isinstance(p, ContentText) and p.text.lstrip().startswith(CELLS_HEADER))]
     observation = [p for p in audit if not (isinstance(p, ContentText) and p.text.lstrip().startswith("Memory"))]

@@ -13,11 +13,10 @@ from inspect_ai import Task, eval
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import ChatMessageSystem
 
-from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import PROMPT_SETS, prompt_hash
+from spatialstale.solvers import PROMPT_SETS, TaskParameterError, prompt_hash
 from spatialstale.solvers._prompt_sets import MARKERS
 from spatialstale.solvers._prompts import fill_prompt
 

@@ -20,9 +20,8 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import Model
 
 from spatialstale.env import default_seeds
-from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, STRATEGIES, TOOLS_STORE_KEY
+from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, STRATEGIES, TOOLS_STORE_KEY, TaskParameterError
 from tests.tool_scripted import MAX_STEPS, ODD_CALLS, RECALLS_PER_TURN, misbehaving_model, odd_arguments_model
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")

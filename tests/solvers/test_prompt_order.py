@@ -12,9 +12,9 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ContentImage, ContentText, GenerateConfig, get_model
 
 from spatialstale.env import make_instance
-from spatialstale.evals._params import TaskParameterError
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
+from spatialstale.solvers import Sight, TaskParameterError
 from spatialstale.solvers._prompts import (
     AUDIT_SCHEMA,
     NAVIGATE_SCHEMA,
@@ -25,6 +25,8 @@ from spatialstale.solvers._prompts import (
     png_data_uri,
     selfverify_messages,
 )
+
+BOTH = Sight("both", "full")
 
 INSTANCE = make_instance(4810, "L2", 8)
 GRID = INSTANCE.final_grid
@@ -39,7 +41,7 @@ def _parts(messages: list[Any]) -> list[Any]:
 @pytest.mark.parametrize("modality", ["text", "vision", "both"])
 def test_audit_and_selfverify_show_the_observation_before_the_entries(modality: str) -> None:
     for build in (audit_messages, selfverify_messages):
-        parts = _parts(build(INSTANCE.memory[:10], GRID, INSTANCE.start, modality))
+        parts = _parts(build(INSTANCE.memory[:10], GRID, INSTANCE.start, Sight(modality, "full")))
         entries = parts[-1]
         # a block after the first starts on a new line: providers join parts with no separator
         assert isinstance(entries, ContentText) and entries.text.startswith("\nMemory entries:")
@@ -51,15 +53,15 @@ def test_audit_and_selfverify_show_the_observation_before_the_entries(modality: 
 
 
 def test_two_batches_of_one_audit_differ_only_in_their_entries() -> None:
-    first = _parts(audit_messages(INSTANCE.memory[:10], GRID, INSTANCE.start, "both"))
-    second = _parts(audit_messages(INSTANCE.memory[10:20], GRID, INSTANCE.start, "both"))
+    first = _parts(audit_messages(INSTANCE.memory[:10], GRID, INSTANCE.start, BOTH))
+    second = _parts(audit_messages(INSTANCE.memory[10:20], GRID, INSTANCE.start, BOTH))
     assert first[:-1] == second[:-1] and first[-1] != second[-1]
 
 
 def test_every_block_after_the_first_starts_on_a_new_line() -> None:
     for messages in (
-        audit_messages(INSTANCE.memory[:10], GRID, INSTANCE.start, "both"),
-        navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, "both"),
+        audit_messages(INSTANCE.memory[:10], GRID, INSTANCE.start, BOTH),
+        navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, BOTH),
     ):
         texts = [p.text for p in _parts(messages) if isinstance(p, ContentText)]
         assert not texts[0].startswith("\n") and all(t.startswith("\n") for t in texts[1:])
@@ -68,7 +70,7 @@ def test_every_block_after_the_first_starts_on_a_new_line() -> None:
 
 
 def test_navigation_keeps_memory_before_the_observation_and_position_last() -> None:
-    parts = _parts(navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, "text"))
+    parts = _parts(navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, Sight("text", "full")))
     assert isinstance(parts[0], ContentText) and parts[0].text.startswith("Memory entries:")
     assert parts[0].cache_breakpoint
     assert isinstance(parts[-1], ContentText) and parts[-1].text.startswith("\nPosition:")

@@ -16,6 +16,7 @@ from spatialstale.solvers import (
     DEFAULT_SELFVERIFY_PROMPT,
     PROMPT_SETS,
     PromptSet,
+    Sight,
     prompt_hash,
     prompt_set_metadata,
     read_action,
@@ -32,6 +33,8 @@ from spatialstale.solvers._prompts import (
     perception_messages,
     selfverify_messages,
 )
+
+TEXT = Sight("text", "full")
 
 SETS = list(PROMPT_SETS.values())
 KINDS = {
@@ -87,10 +90,10 @@ def test_the_reference_agents_recognise_every_call_of_every_set(prompt_set: Prom
     grid, start = instance.initial_grid, instance.start
     entries = instance.memory[:3]
     messages = {
-        "audit": audit_messages(entries, grid, start, "text", prompt_set.audit),
-        "selfverify": selfverify_messages(entries, grid, start, "text", prompt_set.selfverify),
-        "navigate": navigate_messages(entries, grid, start, instance.goal, 50, "text", prompt_set.navigate),
-        "perception": perception_messages([(0, 0)], grid, start, "text", prompt_set.prompt("perception")),
+        "audit": audit_messages(entries, grid, start, TEXT, prompt_set.audit),
+        "selfverify": selfverify_messages(entries, grid, start, TEXT, prompt_set.selfverify),
+        "navigate": navigate_messages(entries, grid, start, instance.goal, 50, TEXT, prompt_set.navigate),
+        "perception": perception_messages([(0, 0)], grid, start, TEXT, prompt_set.prompt("perception")),
     }
     for kind, call in messages.items():
         assert call_kind(call) is KINDS[kind]

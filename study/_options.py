@@ -1,23 +1,24 @@
 """Model, generation and run options of ``spatialstale study``, as ``inspect eval-set`` takes them.
 
-Values are parsed by Inspect's own CLI helpers (``-M`` and ``--model-role`` as YAML
-after ``=``, a comma-separated value becoming a list; ``--token-limit`` as ``500k`` or
-``output:1m``), so a study and ``inspect eval-set`` read the same command line the
-same way, and the result goes to :func:`inspect_ai.eval_set` as keyword arguments.
+The study hands these options to :func:`inspect_ai.eval_set`, as keyword arguments,
+in the form ``inspect eval-set`` gives them: ``-M`` and ``--model-role`` values are
+YAML after ``=`` (a plain comma-separated value becoming a list), config files YAML
+or JSON, and ``--token-limit`` is passed as written (``500k``, ``output:1m``) for
+Inspect to read. Inspect's own command-line parsers are not public API, so the few
+lines that read ``KEY=VALUE`` are ours; ``tests/study/test_options.py`` checks that
+``inspect eval`` and a study record the same model arguments for the same words.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
-# Inspect's CLI parsers (not public API) are imported here, in one place, so that a
-# study's -M, --model-role and --token-limit values mean exactly what they mean to Inspect.
-from inspect_ai._cli.util import parse_cli_config, parse_model_role_cli_args
-from inspect_ai._util.config import resolve_args
-from inspect_ai.model import GenerateConfig
-from inspect_ai.util._limit import parse_token_limit
+import fsspec
+import yaml
+from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import ValidationError
 
 _GENERATE: tuple[tuple[str, Callable[[str], Any], str], ...] = (
@@ -43,7 +44,7 @@ _RUN: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--max-samples", int, "samples run in parallel per task"),
     ("--max-tasks", int, "tasks run in parallel"),
     ("--message-limit", int, "messages a sample may hold"),
-    ("--token-limit", parse_token_limit, "tokens a sample may use (500000, 500k, output:1m)"),
+    ("--token-limit", str, "tokens a sample may use (500000, 500k, output:1m)"),
     ("--turn-limit", int, "model turns a sample may take"),
     ("--time-limit", int, "seconds (clock) a sample may run"),
     ("--working-limit", int, "seconds a sample may work (excluding waits)"),
@@ -126,16 +127,45 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def read_config_file(path: str, what: str) -> dict[str, Any]:
-    """A YAML or JSON mapping read as Inspect reads its config files (local or remote).
+    """A YAML or JSON mapping read from a file (local, or any URL fsspec opens).
 
     Raises:
         ValueError: for a missing or unreadable file, in one line naming ``what``.
     """
     try:
-        return dict(resolve_args(path))
-    except Exception as error:  # Inspect raises PrerequisiteError or YAML/JSON errors
+        with fsspec.open(path, "r", encoding="utf-8") as handle:
+            text = handle.read()
+        data = json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
+    except FileNotFoundError:
+        raise ValueError(f"{what} {path!r} could not be read: the file does not exist") from None
+    except Exception as error:  # YAML, JSON and fsspec errors alike
         first = (str(error).splitlines() or [type(error).__name__])[0]
         raise ValueError(f"{what} {path!r} could not be read: {first}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} {path!r} could not be read: it holds no mapping")
+    return dict(data)
+
+
+def key_values(items: Sequence[str] | None, what: str) -> dict[str, Any]:
+    """``KEY=VALUE`` options as ``inspect eval`` reads ``-M``: the value is YAML, a text
+    value with commas a list, and dashes in the key become underscores.
+
+    Raises:
+        ValueError: for an item without ``=`` or a value that is not YAML.
+    """
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{what} takes KEY=VALUE; got {item!r}")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as error:
+            raise ValueError(f"{what} {item!r}: {str(error).splitlines()[0]}") from None
+        if isinstance(value, str) and "," in value:
+            value = value.split(",")
+        out[key.strip().replace("-", "_")] = value
+    return out
 
 
 def generate_config(args: argparse.Namespace) -> GenerateConfig:
@@ -161,17 +191,41 @@ def generate_config(args: argparse.Namespace) -> GenerateConfig:
 
 
 def model_roles(args: argparse.Namespace, auditor: str | None) -> dict[str, Any] | None:
-    """``--model-role`` bindings, with ``--auditor M`` as ``auditor=M``.
+    """``--model-role`` bindings, with ``--auditor M`` as ``auditor=M``: a model name
+    stays a name; a mapping (``{model: M, temperature: 0, model_args: {...}}``) becomes
+    a model with that generation config and those arguments.
 
     Raises:
         ValueError: for an unreadable role or the auditor bound twice.
     """
-    roles: dict[str, Any] = dict(parse_model_role_cli_args(tuple(args.model_role))) if args.model_role else {}
+    roles: dict[str, Any] = {}
+    for role, value in key_values(args.model_role, "--model-role").items():
+        roles[role] = _role_model(role, value)
     if auditor is not None:
         if "auditor" in roles:
             raise ValueError("the auditor is bound twice: use --auditor M or --model-role auditor=M, not both")
         roles["auditor"] = auditor
     return roles or None
+
+
+def _role_model(role: str, value: object) -> str | Model | list[str | Model]:
+    if isinstance(value, list):
+        return [_role_model(role, item) for item in value if item != ""]  # type: ignore[misc]
+    if isinstance(value, str):
+        return value.strip()
+    if not isinstance(value, dict) or not isinstance(value.get("model"), str):
+        raise ValueError(f"--model-role {role}: give a model name or a mapping with its model; got {value!r}")
+    params = dict(value)
+    name = params.pop("model")
+    model_args = params.pop("model_args", {})
+    if not isinstance(model_args, dict):
+        raise ValueError(f"--model-role {role}: model_args must be a mapping; got {model_args!r}")
+    try:
+        config = GenerateConfig(**params)
+    except ValidationError as error:
+        raise ValueError(f"--model-role {role}: {error.errors()[0]['msg']}") from None
+    # one model object per role, so that each role's usage is its own (as Inspect does)
+    return get_model(name, config=config, memoize=False, **model_args)
 
 
 def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -181,7 +235,7 @@ def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
         ValueError: for an unreadable file or a value Inspect would reject.
     """
     options: dict[str, Any] = {}
-    model_args = parse_cli_config(args.model_arg, None)
+    model_args = key_values(args.model_arg, "-M")
     if args.model_config:
         model_args = read_config_file(args.model_config, "--model-config") | model_args
     if model_args:

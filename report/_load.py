@@ -1,19 +1,25 @@
-"""Inspect logs into two tidy tables (``inspect_ai.analysis`` into pandas).
+"""Inspect logs into tidy tables (``inspect_ai.analysis`` into pandas).
 
 - ``detection``: one row per (model, regime, modality, batch size, seed) with the
   score values (precision, recall, f1, confusion counts, calls, ...) and, from the
   score metadata, the thaw/freeze counts and the flag counts by claim x truth.
 - ``navigation``: one row per (model, regime, modality, strategy, seed, epoch) with
-  the outcome, steps, reward, fallbacks and ``died_on_stale``, and the cell's prompt
-  set, filter mode, view radius (``full`` without fog) and agent (``prompt`` or
-  ``tools``); a log from before an axis existed ran the paper's value of it.
+  the outcome, steps, reward, fallbacks and ``died_on_stale``.
+- ``perception``: one row per (model, regime, modality, batch size, seed) with the
+  probe's rates and the F1 an auditor reasoning perfectly on its readings would reach.
+
+Every row also holds its value of each axis beyond the paper's protocol that its task
+kind has (``prompt_set``; for navigation ``filter``, ``view_radius``, ``agent``: the
+settings fields with a ``title``), as the axis shows it (``full`` for no fog). Runs
+that differ in one of them are different rows, not reruns; a log from before an axis
+existed ran its paper value.
 
 The model of a row is the log's model, with `` (auditor X)`` appended when an
-``auditor`` role bound a different model. When several logs hold the same row
-(a task run twice outside an eval set), the newest log wins. A log that did not
-finish is *superseded* when a complete log of the same cell (task, model, roles and
-task arguments) sits beside it, as a resumed eval set leaves it; its samples are
-not read. ``log_dir`` may be a local folder or a URL Inspect reads (``s3://...``).
+``auditor`` role bound a different model. When several logs hold the same row (a
+task run twice outside an eval set), the newest log wins. A log that did not finish
+is *superseded* when a complete log of the same cell (task, model, roles and task
+arguments) sits beside it, as a resumed eval set leaves it; its samples are not read.
+``log_dir`` may be a local folder or a URL Inspect reads (``s3://...``).
 """
 
 from __future__ import annotations
@@ -29,25 +35,89 @@ import pandas as pd
 from inspect_ai.analysis import ColumnError, EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, EvalSample, EvalSampleSummary, list_eval_logs, read_eval_log
 
-DETECTION_SCORER = "stale_f1"
-NAVIGATION_SCORER = "episode_outcome"
+from spatialstale.scorers import implied_detection
+from spatialstale.solvers import OUTCOMES, SETTINGS, Axis, axes_of
+
+SCORERS = {"detection": "stale_f1", "navigation": "episode_outcome", "perception": "perception_accuracy"}
+"""The scorer of each task kind, whose values the tables read."""
 FLAG_CELLS = ("SAFE_safe", "SAFE_hole", "DANGER_hole", "DANGER_safe")
 """Claim x current truth: SAFE_hole is a thaw (deadly stale), DANGER_safe a freeze."""
-OUTCOMES = ("success", "death", "timeout")
 
-DETECTION_KEYS = ("model", "regime", "modality", "batch_size", "seed")
-NAVIGATION_KEYS = ("model", "regime", "modality", "strategy", "seed", "epoch")
-PROMPT_SET_KEY = "prompt_set"
-"""Runs of one cell under different prompt sets are different rows, not reruns."""
-FILTER_KEY = "filter"
-"""Navigation runs under different filter modes (``-T filter``) are different rows, not reruns."""
-VIEW_KEY = "view_radius"
-"""Navigation runs under fog (``-T view_radius``) are different rows: the radius as text,
-``full`` for the paper's full view."""
-AGENT_KEY = "agent"
-"""Navigation runs of the tool-calling navigator (``-T agent=tools``) are different rows."""
-FULL_VIEW = "full"
-PROMPT_AGENT = "prompt"
+
+def row_axes(kind: str) -> tuple[Axis, ...]:
+    """The axes beyond the paper that tell a task kind's rows apart, in declaration order."""
+    return tuple(a for a in axes_of(SETTINGS[kind]) if a.beyond_paper)
+
+
+def paper_value(name: str) -> str:
+    """An axis's value in the paper's protocol, as the tables show it."""
+    axis = next(a for kind in SETTINGS for a in row_axes(kind) if a.name == name)
+    return axis.show(axis.value)
+
+
+KEYS = {
+    "detection": ("model", "regime", "modality", "batch_size", "seed"),
+    "navigation": ("model", "regime", "modality", "strategy", "seed", "epoch"),
+    "perception": ("model", "regime", "modality", "batch_size", "seed"),
+}
+COLUMNS = {
+    "detection": [
+        *KEYS["detection"],
+        "precision",
+        "recall",
+        "f1",
+        "tp",
+        "fp",
+        "fn",
+        "tn",
+        "calls",
+        "windows",
+        "unparseable",
+        "unanswered",
+        "unknown_ids",
+        "thaw_detected",
+        "thaw_total",
+        "freeze_detected",
+        "freeze_total",
+        *(f"{cell}_{part}" for cell in FLAG_CELLS for part in ("flagged", "total")),
+        "stale_ratio",
+        "n_stale",
+        "size",
+        "log",
+    ],
+    "navigation": [
+        *KEYS["navigation"],
+        "outcome",
+        "success",
+        "death",
+        "timeout",
+        "steps",
+        "reward",
+        "fallbacks",
+        "died_on_stale",
+        "batch_size",
+        "log",
+    ],
+    "perception": [
+        *KEYS["perception"],
+        "accuracy",
+        "balanced_accuracy",
+        "hole_recall",
+        "ice_recall",
+        "type_accuracy",
+        "holes",
+        "hole_as_ice",
+        "ice_as_hole",
+        "cells",
+        "unparseable",
+        "unanswered",
+        "conflicting",
+        "calls",
+        "implied_f1",
+        "log",
+    ],
+}
+"""The columns of each table (then its axes beyond the paper)."""
 
 
 class LogError(Exception):
@@ -67,7 +137,7 @@ class Results:
     log_dir: str = ""
     """Where the logs were read from, as given."""
     perception: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """The perception probe's rows (``analysis._probe.read_perception_logs``), if any."""
+    """The perception probe's rows, if any."""
 
 
 def model_label(model: str, roles: object) -> str:
@@ -99,6 +169,22 @@ def _score_part(scorer: str, part: str) -> Callable[[Any], Any]:
     return extract
 
 
+def _usage_json(log: EvalLog) -> str | None:
+    usage = log.stats.model_usage if log.stats else None
+    if not usage:
+        return None
+    return json.dumps({model: u.model_dump(exclude_none=True) for model, u in usage.items()})
+
+
+def _roles_json(log: EvalLog) -> str | None:
+    roles = log.eval.model_roles
+    if not roles:
+        return None
+    return json.dumps(
+        {role: {"model": getattr(config, "model", None) or str(config)} for role, config in roles.items()}
+    )
+
+
 _LOG_COLUMNS = [
     EvalColumn("eval_id", path="eval.eval_id", required=True),
     EvalColumn("log", path=lambda log: log.location, required=True),
@@ -115,22 +201,6 @@ _LOG_COLUMNS = [
 ]
 CELL_COLUMNS = ["task_name", "model", "model_roles", "task_args"]
 """What makes two logs the same cell of a study: a resumed cell has a new log."""
-
-
-def _usage_json(log: EvalLog) -> str | None:
-    usage = log.stats.model_usage if log.stats else None
-    if not usage:
-        return None
-    return json.dumps({model: u.model_dump(exclude_none=True) for model, u in usage.items()})
-
-
-def _roles_json(log: EvalLog) -> str | None:
-    roles = log.eval.model_roles
-    if not roles:
-        return None
-    return json.dumps(
-        {role: {"model": getattr(config, "model", None) or str(config)} for role, config in roles.items()}
-    )
 
 
 def _sample_columns(scorer: str, full: bool) -> list[SampleColumn]:
@@ -151,7 +221,7 @@ def _column_problem(error: ColumnError) -> str:
 
 def _kind(task_name: str) -> str | None:
     name = task_name.rsplit("/", 1)[-1]
-    return name if name in ("detection", "navigation", "perception") else None
+    return name if name in SCORERS else None
 
 
 def read_logs(log_dir: str | Path) -> Results:
@@ -160,7 +230,7 @@ def read_logs(log_dir: str | Path) -> Results:
 
     Raises:
         LogError: when the directory does not exist, holds no Inspect log, or none of
-            its logs can be read as a SpatialSTALE detection or navigation log.
+            its logs can be read as a SpatialSTALE log.
     """
     location = str(log_dir)
     try:
@@ -196,25 +266,16 @@ def read_logs(log_dir: str | Path) -> Results:
     logs["superseded"] = _superseded(logs)
     logs["model_label"] = [model_label(str(m), r) for m, r in zip(logs["model"], logs["model_roles"], strict=True)]
     current = logs[~logs["superseded"]]
-    detection = _read_samples(current[current["kind"] == "detection"], DETECTION_SCORER, full=True, problems=problems)
-    navigation = _read_samples(
-        current[current["kind"] == "navigation"], NAVIGATION_SCORER, full=False, problems=problems
-    )
-    perception = pd.DataFrame()
-    if (current["kind"] == "perception").any():
-        from ._probe import read_perception_logs  # it builds on this module
-
-        perception, probe_problems = read_perception_logs(location)
-        problems += probe_problems
-    if detection.empty and navigation.empty and perception.empty:
+    tables = {kind: _table(kind, _read_samples(current[current["kind"] == kind], kind, problems)) for kind in SCORERS}
+    if all(table.empty for table in tables.values()):
         raise LogError(f"the logs in {location} hold no scored SpatialSTALE sample")
     return Results(
-        _detection_table(detection),
-        _navigation_table(navigation),
+        tables["detection"],
+        tables["navigation"],
         logs.reset_index(drop=True),
         problems,
         location,
-        perception,
+        tables["perception"],
     )
 
 
@@ -225,9 +286,11 @@ def _superseded(logs: pd.DataFrame) -> pd.Series:
     return (logs["status"] != "success") & keys.isin(complete)
 
 
-def _read_samples(logs: pd.DataFrame, scorer: str, *, full: bool, problems: list[str]) -> pd.DataFrame:
+def _read_samples(logs: pd.DataFrame, kind: str, problems: list[str]) -> pd.DataFrame:
     if logs.empty:
         return pd.DataFrame()
+    scorer = SCORERS[kind]
+    full = kind != "navigation"  # navigation reads no score metadata: its records are large
     exclude = {"events", "messages", "attachments", "store"} if full else None
     frame, errors = samples_df(
         list(logs["log"]),
@@ -261,149 +324,95 @@ def _number(value: object) -> float:
         return math.nan
 
 
-def _prompt_set(record: Mapping[str, Any]) -> str:
-    """The sample's prompt set; logs written before prompt sets used the default prompts."""
-    name = record.get("metadata_prompt_set")
-    return name if isinstance(name, str) and name else "default"
+def _missing(value: object) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
 
 
 def _setting(record: Mapping[str, Any], key: str) -> Any:
     """A task setting of a sample: its metadata, else the task arguments of its log."""
     value = record.get(f"metadata_{key}")
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if _missing(value):
         args = _loads(record.get("task_args")) or {}
         value = args.get(key) if isinstance(args, dict) else None
     return value
 
 
-def view_label(value: object) -> str:
-    """A sample's view radius as the tables show it: ``full`` when the log has none
-    (the paper's full view, or a log from before fog), else the radius as text."""
-    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
-        return FULL_VIEW
-    if isinstance(value, str) and value.strip().lower() in (FULL_VIEW, "none"):
-        return FULL_VIEW
+def axis_label(axis: Axis, value: object) -> str:
+    """A sample's value of ``axis`` as the tables show it; a log without the axis (from
+    before it existed) ran its paper value."""
+    if _missing(value):
+        return axis.show(axis.value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # an integer column with gaps reads back as floats
     try:
-        return str(int(float(value)))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        return axis.show(axis.read(value, axis.name))
+    except ValueError:
         return str(value)
 
 
-def _latest(frame: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
-    frame = frame.sort_values("created")
-    return frame.drop_duplicates(list(keys), keep="last").reset_index(drop=True)
-
-
-DETECTION_COLUMNS = [
-    *DETECTION_KEYS,
-    "precision",
-    "recall",
-    "f1",
-    "tp",
-    "fp",
-    "fn",
-    "tn",
-    "calls",
-    "windows",
-    "unparseable",
-    "unanswered",
-    "unknown_ids",
-    "thaw_detected",
-    "thaw_total",
-    "freeze_detected",
-    "freeze_total",
-    *(f"{cell}_{part}" for cell in FLAG_CELLS for part in ("flagged", "total")),
-    "stale_ratio",
-    "n_stale",
-    "size",
-    "log",
-    PROMPT_SET_KEY,
-]
-
-
-def _detection_table(frame: pd.DataFrame) -> pd.DataFrame:
+def _table(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
+    axes = row_axes(kind)
+    columns = [*COLUMNS[kind], *(a.name for a in axes)]
     if frame.empty:
-        return pd.DataFrame(columns=DETECTION_COLUMNS)
+        return pd.DataFrame(columns=columns)
+    read = {"detection": _detection_row, "navigation": _navigation_row, "perception": _perception_row}[kind]
     rows = []
     for record in frame.to_dict("records"):
-        value = _loads(record["value"]) or {}
-        meta = _loads(record.get("score_metadata")) or {}
         row: dict[str, Any] = {
             "model": record["model_label"],
             "regime": record["metadata_regime"],
             "modality": record["metadata_modality"],
             "batch_size": int(record["metadata_batch_size"]),
             "seed": int(record["metadata_seed"]),
-            "stale_ratio": _number(record.get("metadata_stale_ratio")),
-            "n_stale": _number(record.get("metadata_n_stale")),
-            "size": int(record.get("metadata_size") or 8),
             "log": record["log"],
-            PROMPT_SET_KEY: _prompt_set(record),
             "created": record["created"],
+            **{a.name: axis_label(a, _setting(record, a.name)) for a in axes},
         }
-        for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
-            row[key] = _number(value.get(key))
-        for key in ("unparseable", "unanswered", "unknown_ids"):
-            row[key] = _number(value.get(key))
-        for kind in ("thaw", "freeze"):
-            counts = meta.get(kind) or {}
-            row[f"{kind}_detected"] = _number(counts.get("detected"))
-            row[f"{kind}_total"] = _number(counts.get("total"))
-        flags = meta.get("flags") or {}
-        for cell in FLAG_CELLS:
-            counts = flags.get(cell) or {}
-            row[f"{cell}_flagged"] = _number(counts.get("flagged"))
-            row[f"{cell}_total"] = _number(counts.get("total"))
+        read(record, _loads(record["value"]) or {}, row)
         rows.append(row)
-    table = _latest(pd.DataFrame(rows), (*DETECTION_KEYS, PROMPT_SET_KEY))
-    return table[DETECTION_COLUMNS]
+    table = pd.DataFrame(rows).sort_values("created")
+    table = table.drop_duplicates([*KEYS[kind], *(a.name for a in axes)], keep="last").reset_index(drop=True)
+    return table[columns]
 
 
-NAVIGATION_COLUMNS = [
-    *NAVIGATION_KEYS,
-    "outcome",
-    "success",
-    "death",
-    "timeout",
-    "steps",
-    "reward",
-    "fallbacks",
-    "died_on_stale",
-    "batch_size",
-    "log",
-    PROMPT_SET_KEY,
-    FILTER_KEY,
-    VIEW_KEY,
-    AGENT_KEY,
-]
+def _detection_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dict[str, Any]) -> None:
+    meta = _loads(record.get("score_metadata")) or {}
+    row["stale_ratio"] = _number(record.get("metadata_stale_ratio"))
+    row["n_stale"] = _number(record.get("metadata_n_stale"))
+    row["size"] = int(record.get("metadata_size") or 8)
+    for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
+        row[key] = _number(value.get(key))
+    for key in ("unparseable", "unanswered", "unknown_ids"):
+        row[key] = _number(value.get(key))
+    for kind in ("thaw", "freeze"):
+        counts = meta.get(kind) or {}
+        row[f"{kind}_detected"] = _number(counts.get("detected"))
+        row[f"{kind}_total"] = _number(counts.get("total"))
+    flags = meta.get("flags") or {}
+    for cell in FLAG_CELLS:
+        counts = flags.get(cell) or {}
+        row[f"{cell}_flagged"] = _number(counts.get("flagged"))
+        row[f"{cell}_total"] = _number(counts.get("total"))
 
 
-def _navigation_table(frame: pd.DataFrame) -> pd.DataFrame:
-    if frame.empty:
-        return pd.DataFrame(columns=NAVIGATION_COLUMNS)
-    rows = []
-    for record in frame.to_dict("records"):
-        value = _loads(record["value"]) or {}
-        outcome = _loads(record["answer"])
-        row: dict[str, Any] = {
-            "model": record["model_label"],
-            "regime": record["metadata_regime"],
-            "modality": record["metadata_modality"],
-            "strategy": record["metadata_strategy"],
-            "seed": int(record["metadata_seed"]),
-            "epoch": int(record["epoch"]),
-            "batch_size": int(record["metadata_batch_size"]),
-            "log": record["log"],
-            PROMPT_SET_KEY: _prompt_set(record),
-            # logs written before filter modes deleted flagged entries, as the paper does
-            FILTER_KEY: str(record.get("metadata_filter") or "delete"),
-            VIEW_KEY: view_label(_setting(record, VIEW_KEY)),
-            AGENT_KEY: str(_setting(record, AGENT_KEY) or PROMPT_AGENT),
-            "created": record["created"],
-        }
-        for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
+ENDS = OUTCOMES[:3]
+"""The outcomes of an episode that ran to its end (a sample limit's ``limit`` aside)."""
+
+
+def _navigation_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dict[str, Any]) -> None:
+    outcome = _loads(record["answer"])
+    row["strategy"] = record["metadata_strategy"]
+    row["epoch"] = int(record["epoch"])
+    for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
+        row[key] = _number(value.get(key))
+    row["outcome"] = outcome if outcome in ENDS else next((o for o in ENDS if row[o] == 1), "unknown")
+
+
+def _perception_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dict[str, Any]) -> None:
+    meta = _loads(record.get("score_metadata")) or {}
+    g0 = record["metadata_g0"]
+    g0 = json.loads(g0) if isinstance(g0, str) else g0
+    row["implied_f1"] = implied_detection(meta.get("windows", []), g0).f1
+    for key in COLUMNS["perception"]:
+        if key not in row:
             row[key] = _number(value.get(key))
-        row["outcome"] = outcome if outcome in OUTCOMES else next((o for o in OUTCOMES if row[o] == 1), "unknown")
-        rows.append(row)
-    table = _latest(pd.DataFrame(rows), (*NAVIGATION_KEYS, PROMPT_SET_KEY, FILTER_KEY, VIEW_KEY, AGENT_KEY))
-    return table[NAVIGATION_COLUMNS]

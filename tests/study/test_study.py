@@ -20,8 +20,8 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from spatialstale.agents._provider import ReferenceAgentAPI
-from spatialstale.analysis._cli import main
-from spatialstale.analysis._study import Study, account, study_seeds, study_tasks
+from spatialstale.study import Study, account, study_seeds, study_tasks
+from spatialstale.study._cli import main
 
 
 class SlowAgentAPI(ReferenceAgentAPI):
@@ -111,7 +111,7 @@ def _start(argv: list[str]) -> subprocess.Popen[str]:
     background job (a CI runner's, say) with SIGINT ignored, and its children inherit that.
     """
     code = (
-        "import signal, sys, tests.analysis.test_study; from spatialstale.analysis._cli import main; "
+        "import signal, sys, tests.study.test_study; from spatialstale.study._cli import main; "
         "signal.signal(signal.SIGINT, signal.default_int_handler); sys.exit(main())"
     )
     # the environment as the test session began (earlier in-process evals may have set
@@ -325,31 +325,33 @@ def test_dry_run_costs_follow_the_price_table(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_dry_run_cached_tokens_are_the_prompts_shared_prefix() -> None:
-    from spatialstale.analysis._estimate import _audit, prompt_parts, shared_prefix_tokens
     from spatialstale.env import make_instance
+    from spatialstale.solvers import DETECTION, Sight
     from spatialstale.solvers._prompts import audit_messages
+    from spatialstale.study._calls import Asked, Meter, prompt_parts
 
     instance = make_instance(study_seeds(None, 1)[0], "L1", 8)
     grid = instance.initial_grid
-    calls = _audit(instance, grid, "text", 10)
+    calls = Asked.of(DETECTION).audit(instance, grid)
     batches = [instance.memory[i : i + 10] for i in range(0, len(instance.memory), 10)]
-    prompts = [prompt_parts(audit_messages(b, grid, instance.start, "text", size=8)) for b in batches]
+    prompts = [prompt_parts(audit_messages(b, grid, instance.start, Sight("text", "full"))) for b in batches]
     # measured from the built prompts, whatever their order
-    expected = sum(shared_prefix_tokens(a, b) for a, b in itertools.pairwise(prompts))
+    meter = Meter()
+    expected = sum(meter.shared(a, b) for a, b in itertools.pairwise(prompts))
     assert calls.calls == len(batches) and calls.cached_tokens == expected
     first_batch = next(i for i, part in enumerate(prompts[0]) if "[mem_" in part[1])
     assert prompts[0][:first_batch] == prompts[1][:first_batch]  # the observation comes first
-    assert shared_prefix_tokens([("text", "abcdefgh")], [("text", "abcdefXY")]) == 1
-    assert shared_prefix_tokens([("image", "x"), ("text", "a" * 8)], [("image", "y"), ("text", "a" * 8)]) == 0
+    assert meter.shared([("text", "abcdefgh")], [("text", "abcdefXY")]) == 2  # ceil(6 / 4)
+    assert meter.shared([("image", "x"), ("text", "a" * 8)], [("image", "y"), ("text", "a" * 8)]) == 0
 
 
 def test_sampled_estimates_stay_close_to_the_full_measurement(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spatialstale.analysis import _estimate
+    from spatialstale.study import _calls, _estimate
 
     spec = study_tasks(seeds=study_seeds(None, 8), regimes=["L3"], modalities=["text"], episodes=1)
     full = {}
-    monkeypatch.setattr(_estimate, "CHAIN_PAIRS", 1000)
-    monkeypatch.setattr(_estimate, "WINDOWS_MEASURED", 1000)
+    monkeypatch.setattr(_calls, "CHAIN_PAIRS", 1000)
+    monkeypatch.setattr(_calls, "WINDOWS_MEASURED", 1000)
     for task in spec:
         full[task.kind] = _estimate.estimate_task(task)
     monkeypatch.undo()
@@ -378,15 +380,15 @@ def test_prompt_sets_repeat_the_matrix_and_leave_the_default_cells_as_they_were(
         modalities=["text"],
         strategies=["nofilter"],
         episodes=1,
-        prompt_sets=["default", "warned"],
+        axes={"prompt_set": ["default", "warned"]},
     )
     assert set(plain) <= set(both)
     assert len(both) == 2 * len(plain)
     assert all("prompt_set" not in spec.args() for spec in plain)
-    warned = [spec for spec in both if spec.prompt_set == "warned"]
+    warned = [spec for spec in both if spec.settings.prompt_set == "warned"]
     assert warned and all(spec.args()["prompt_set"] == "warned" for spec in warned)
-    with pytest.raises(ValueError, match="prompt sets must be among default, no_rule, warned, minimal"):
-        study_tasks(seeds=seeds, prompt_sets=["terse"])
+    with pytest.raises(ValueError, match="prompt_set must be one of default, no_rule, warned, minimal"):
+        study_tasks(seeds=seeds, axes={"prompt_set": ["terse"]})
     log_dir = tmp_path / "logs"
     code = main(
         [

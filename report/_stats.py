@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 ALPHA = 0.001
@@ -163,3 +164,16 @@ def correlations(x: Sequence[float], y: Sequence[float]) -> Correlation:
         float(spearman.statistic),
         float(spearman.pvalue),
     )
+
+
+def adjusted(table: pd.DataFrame, pairs: str = "seeds") -> pd.DataFrame:
+    """A family of tests (a ``p`` column, and the pairs of each in ``pairs``) with
+    Holm's adjusted p (``p_holm``), ``significant`` at :data:`ALPHA`, the smallest p
+    each test could reach (``p_min``) and whether even that would pass Holm's
+    adjustment over the family (``reachable``): Holm's adjusted p-values only grow with
+    any input p, so adjusting every test's smallest attainable p gives each its best case."""
+    table["p_holm"] = holm(list(table.p))
+    table["significant"] = table.p_holm < ALPHA
+    table["p_min"] = [wilcoxon_min_p(int(n)) for n in table[pairs]]
+    table["reachable"] = [p <= ALPHA for p in holm(list(table.p_min))]
+    return table

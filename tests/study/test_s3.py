@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.analysis._cli import main
-from tests.analysis.test_study import BASE, SLOW, _last_line, _scores, _start, wait_until_midway
+from spatialstale.study._cli import main
+from tests.study.test_study import BASE, SLOW, _last_line, _scores, _start, wait_until_midway
 
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")

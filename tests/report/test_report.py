@@ -16,10 +16,11 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale.analysis import ALPHA, Study, TaskSpec, read_logs, run_study, study_seeds, study_tasks
-from spatialstale.analysis._cli import main
-from spatialstale.analysis._report import MISSING
-from spatialstale.analysis._tables import strategy_tests
+from spatialstale.report import ALPHA, read_logs
+from spatialstale.report._navigation_stats import strategy_tests
+from spatialstale.report._report import MISSING
+from spatialstale.study import Study, TaskSpec, run_study, study_seeds, study_tasks
+from spatialstale.study._cli import main
 from tests.scripted import Script, truthful_flags
 
 MODELS = ("spatialstale/observer", "spatialstale/credulous")
@@ -169,7 +170,7 @@ def test_token_usage_per_model_equals_the_logs(study: Path, tmp_path: Path) -> N
 
 
 def test_a_log_superseded_by_a_rerun_is_not_unfinished(tmp_path: Path) -> None:
-    spec = TaskSpec("detection", "L1", "text", 10, SEEDS[:1])
+    spec = TaskSpec.make("detection", regime="L1", seeds=SEEDS[:1])
 
     def broken(call: object) -> set[str]:
         raise RuntimeError("the provider went away")
@@ -188,9 +189,9 @@ def test_a_log_superseded_by_a_rerun_is_not_unfinished(tmp_path: Path) -> None:
 
 
 def test_an_unfinished_log_without_a_rerun_is_reported(tmp_path: Path) -> None:
-    spec = TaskSpec("detection", "L1", "text", 10, SEEDS[:1])
+    spec = TaskSpec.make("detection", regime="L1", seeds=SEEDS[:1])
     eval(spec.task(), model=Script(flag=truthful_flags).model(), log_dir=str(tmp_path), display="none")
-    other = TaskSpec("detection", "L2", "text", 10, SEEDS[:1])
+    other = TaskSpec.make("detection", regime="L2", seeds=SEEDS[:1])
 
     def broken(call: object) -> set[str]:
         raise RuntimeError("the provider went away")

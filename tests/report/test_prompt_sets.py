@@ -11,8 +11,10 @@ import pandas as pd
 import pytest
 from inspect_ai import eval
 
-from spatialstale.analysis import Results, read_logs
-from spatialstale.analysis._prompt_sets import (
+from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
+from spatialstale.report import ALPHA, Results, read_logs
+from spatialstale.report._prompt_sets import (
     SUMMARY_COLUMNS,
     TEST_COLUMNS,
     contrast_robustness,
@@ -20,9 +22,6 @@ from spatialstale.analysis._prompt_sets import (
     prompt_set_tests,
     sensitivity_table,
 )
-from spatialstale.analysis._stats import ALPHA
-from spatialstale.evals.detection import detection
-from spatialstale.evals.navigation import navigation
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
@@ -216,7 +215,7 @@ def test_empty_frames_give_empty_tables_with_their_columns() -> None:
 def test_the_report_shows_the_default_set_in_the_paper_tables_and_compares_the_sets(
     results: Results, tmp_path: Path
 ) -> None:
-    from spatialstale.analysis._report import write_report
+    from spatialstale.report._report import write_report
 
     write_report(results, tmp_path)
     md = (tmp_path / "report.md").read_text()
@@ -236,7 +235,7 @@ def test_the_report_shows_the_default_set_in_the_paper_tables_and_compares_the_s
 
 
 def test_a_study_under_one_other_set_reports_that_set(tmp_path: Path) -> None:
-    from spatialstale.analysis._report import write_report
+    from spatialstale.report._report import write_report
 
     eval(detection(regime="L2", seeds=SEEDS, prompt_set="minimal"), model=OBSERVER, log_dir=str(tmp_path / "logs"))
     results = read_logs(tmp_path / "logs")

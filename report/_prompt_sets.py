@@ -15,7 +15,7 @@ modality):
 - :func:`contrast_robustness`: the paper's strategy contrasts (OMCD vs NoFilter, ...)
   under each set, and whether each holds under every wording.
 
-Units follow ``_tables``: F1 is per seed (L3 pools a seed's windows), a navigation
+Units follow ``_navigation_stats`` and ``_detection_stats``: F1 is per seed (L3 pools a seed's windows), a navigation
 rate is per seed over its episodes, detection uses the main batch size. Navigation
 reads the paper's cells only (``delete`` filter, full view, per-step prompt agent).
 """
@@ -29,9 +29,11 @@ import pandas as pd
 
 from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS, STRATEGIES
 
-from ._load import PROMPT_SET_KEY
+from ._detection_stats import main_detection
+from ._navigation_stats import CONTRASTS, paper_cells
 from ._stats import ALPHA, holm, mcnemar, paired_wilcoxon
-from ._tables import CONTRASTS, main_detection, paper_cells
+
+PROMPT_SET_KEY = "prompt_set"
 
 SET_ORDER = tuple(PROMPT_SETS)
 """Sets in the registry's order (``default`` first); unknown names sort after them."""

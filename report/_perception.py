@@ -3,9 +3,10 @@
 Pure functions over the probe's logs and the report's detection and navigation tables
 (``Results.detection`` / ``Results.navigation`` from ``read_logs``):
 
-- :func:`read_perception_logs`: the probe's logs into one row per (model, regime,
+- the loader (``read_logs``) reads the probe's logs into one row per (model, regime,
   modality, batch size, seed), with the F1 an otherwise perfect auditor would reach
-  with the model's own readings of the grid (``implied_f1``, :func:`implied_detection`).
+  with the model's own readings of the grid (``implied_f1``,
+  ``spatialstale.scorers.implied_detection``).
 - :func:`probe_table`: per seed, perception accuracy beside detection F1 and OMCD
   success; :func:`probe_summary` averages it per model x regime x modality.
 - :func:`perception_gap` and :func:`probe_reading`: how much of the text-vision F1
@@ -22,11 +23,8 @@ perception alone accounts for; the rest is reasoning over what was seen.
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -34,35 +32,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
-from inspect_ai.log import EvalLog, EvalSample, EvalSampleSummary, list_eval_logs, read_eval_log
 
-from spatialstale.env import entry_id
-from spatialstale.scorers import Confusion, claims_from_g0, confusion
+from ._detection_stats import main_detection
+from ._navigation_stats import per_seed_rates
 
-from ._load import LogError, model_label
-from ._tables import main_detection, per_seed_rates
-
-PERCEPTION_SCORER = "perception_accuracy"
-PERCEPTION_KEYS = ("model", "regime", "modality", "batch_size", "seed")
-PERCEPTION_COLUMNS = [
-    *PERCEPTION_KEYS,
-    "accuracy",
-    "balanced_accuracy",
-    "hole_recall",
-    "ice_recall",
-    "type_accuracy",
-    "holes",
-    "hole_as_ice",
-    "ice_as_hole",
-    "cells",
-    "unparseable",
-    "unanswered",
-    "conflicting",
-    "calls",
-    "implied_f1",
-    "log",
-]
 TABLE_COLUMNS = [
     "model",
     "regime",
@@ -94,147 +67,6 @@ MIN_GAP = 0.05
 """An F1 gap smaller than this is no gap to explain (``explained`` is NaN): on a few
 seeds, chance alone moves a mean F1 by about this much."""
 MODALITY_STYLES = {"text": ("#1f77b4", "o"), "vision": ("#ff7f0e", "^"), "both": ("#9467bd", "s")}
-
-
-def implied_detection(windows: Sequence[Mapping[str, Any]], g0: Sequence[str]) -> Confusion:
-    """The detection confusion an auditor would get that reasons perfectly on these readings.
-
-    Each window holds the observed ``grid`` and the ``readings`` (``"(r,c)"`` to the
-    type read). An entry is stale when its claim (from ``g0``) disagrees with the
-    observed cell, and flagged when it disagrees with the cell as read; a cell not
-    read flags nothing. Counts are summed over the windows, as detection does for L3.
-    """
-    claims = claims_from_g0(list(g0))
-    n = len(g0)
-    total = Confusion()
-    for window in windows:
-        grid = [str(row) for row in window["grid"]]
-        readings = window["readings"]
-        truth: set[str] = set()
-        flagged: set[str] = set()
-        for r in range(n):
-            for c in range(n):
-                mid = entry_id((r, c), n)
-                claims_hole = claims[mid] == "DANGER"
-                if (grid[r][c] == "H") != claims_hole:
-                    truth.add(mid)
-                read = readings.get(f"({r},{c})")
-                if isinstance(read, str) and (read == "H") != claims_hole:
-                    flagged.add(mid)
-        total = total + confusion(flagged, truth, claims)
-    return total
-
-
-def _roles(log: EvalLog) -> str | None:
-    roles = log.eval.model_roles
-    if not roles:
-        return None
-    return json.dumps({role: {"model": getattr(cfg, "model", None) or str(cfg)} for role, cfg in roles.items()})
-
-
-def _score(sample: EvalSample | EvalSampleSummary, part: str) -> str | None:
-    score = (sample.scores or {}).get(PERCEPTION_SCORER)
-    return None if score is None else json.dumps(getattr(score, part), default=str)
-
-
-_LOG_COLUMNS = [
-    EvalColumn("eval_id", path="eval.eval_id", required=True),
-    EvalColumn("log", path=lambda log: log.location, required=True),
-    EvalColumn("created", path="eval.created", required=True),
-    EvalColumn("model", path="eval.model", required=True),
-    EvalColumn("model_roles", path=_roles),
-]
-_SAMPLE_COLUMNS = [
-    SampleColumn("id", path="id", required=True),
-    SampleColumn("metadata_*", path="metadata", full=True),
-    SampleColumn("value", path=lambda s: _score(s, "value"), full=True),
-    SampleColumn("score_metadata", path=lambda s: _score(s, "metadata"), full=True),
-    SampleColumn("error", path="error", default=""),
-]
-
-
-def read_perception_logs(log_dir: str | Path) -> tuple[pd.DataFrame, list[str]]:
-    """The perception logs under ``log_dir`` (a folder or a URL Inspect reads, such as
-    ``s3://bucket/prefix``): one row per (model, regime, modality, batch size, seed),
-    the newest log winning, and what could not be read.
-
-    Other logs in the folder (detection, navigation) are passed over.
-
-    Raises:
-        LogError: when ``log_dir`` holds no Inspect log at all.
-    """
-    location = str(log_dir)
-    try:
-        infos = list_eval_logs(location)
-    except FileNotFoundError:
-        infos = []
-    if not infos:
-        raise LogError(f"no Inspect logs (.eval or .json) in {location}")
-    problems: list[str] = []
-    paths = []
-    for info in infos:
-        try:
-            header = read_eval_log(info.name, header_only=True)
-        except Exception as error:  # any reader failure means the file is not a usable log
-            problems.append(f"unreadable log {info.name}: {type(error).__name__}: {str(error)[:200]}")
-            continue
-        if header.eval.task.rsplit("/", 1)[-1] == "perception":
-            paths.append(info.name)
-    if not paths:
-        return pd.DataFrame(columns=PERCEPTION_COLUMNS), problems
-    logs, errors = evals_df(paths, columns=_LOG_COLUMNS, strict=False, quiet=True)
-    problems += [f"could not read {e.column} from {e.log.location}: {e.error}" for e in errors]
-    frame, errors = samples_df(
-        paths,
-        columns=_SAMPLE_COLUMNS,
-        full=True,
-        strict=False,
-        quiet=True,
-        exclude_fields={"events", "messages", "attachments", "store"},
-    )
-    problems += [f"could not read {e.column} from {e.log.location}: {e.error}" for e in errors]
-    if frame.empty:
-        return pd.DataFrame(columns=PERCEPTION_COLUMNS), problems
-    # samples_df names each row's log already
-    frame = frame.merge(logs[["eval_id", "created", "model", "model_roles"]], on="eval_id", how="left")
-    rows = []
-    for record in frame.to_dict("records"):
-        if record.get("error") or not isinstance(record.get("value"), str):
-            problems.append(f"perception sample {record['id']} in {record['log']} errored or unscored; left out")
-            continue
-        rows.append(_row(record))
-    if not rows:
-        return pd.DataFrame(columns=PERCEPTION_COLUMNS), problems
-    table = pd.DataFrame(rows).sort_values("created")
-    table = table.drop_duplicates(list(PERCEPTION_KEYS), keep="last").reset_index(drop=True)
-    return table[PERCEPTION_COLUMNS], problems
-
-
-def _number(value: object) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _row(record: Mapping[str, Any]) -> dict[str, Any]:
-    value = json.loads(record["value"])
-    meta = json.loads(record["score_metadata"]) if isinstance(record.get("score_metadata"), str) else {}
-    g0 = json.loads(record["metadata_g0"]) if isinstance(record["metadata_g0"], str) else record["metadata_g0"]
-    row: dict[str, Any] = {
-        "model": model_label(str(record["model"]), record.get("model_roles")),
-        "regime": record["metadata_regime"],
-        "modality": record["metadata_modality"],
-        "batch_size": int(record["metadata_batch_size"]),
-        "seed": int(record["metadata_seed"]),
-        "log": record["log"],
-        "created": record["created"],
-        "implied_f1": implied_detection((meta or {}).get("windows", []), g0).f1,
-    }
-    for key in PERCEPTION_COLUMNS:
-        if key not in row:
-            row[key] = _number(value.get(key))
-    return row
 
 
 def probe_table(perception: pd.DataFrame, detection: pd.DataFrame, navigation: pd.DataFrame) -> pd.DataFrame:

@@ -12,22 +12,21 @@ import pandas as pd
 import pytest
 from inspect_ai import eval
 
-from spatialstale.analysis import LogError, read_logs
-from spatialstale.analysis._probe import (
-    GAP_COLUMNS,
-    TABLE_COLUMNS,
-    fig_perception_f1,
-    implied_detection,
-    perception_gap,
-    probe_reading,
-    probe_summary,
-    probe_table,
-    read_perception_logs,
-)
 from spatialstale.env import make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
+from spatialstale.report import LogError, read_logs
+from spatialstale.report._perception import (
+    GAP_COLUMNS,
+    TABLE_COLUMNS,
+    fig_perception_f1,
+    perception_gap,
+    probe_reading,
+    probe_summary,
+    probe_table,
+)
+from spatialstale.scorers import implied_detection
 
 SEEDS = [4810, 1734, 625]
 AGENTS = ["spatialstale/observer", "spatialstale/colourblind"]
@@ -53,13 +52,12 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def table(log_dir: Path) -> pd.DataFrame:
     results = read_logs(log_dir)
-    frame, problems = read_perception_logs(str(log_dir))
-    assert problems == []
-    return probe_table(frame, results.detection, results.navigation)
+    assert results.problems == []
+    return probe_table(results.perception, results.detection, results.navigation)
 
 
 def test_perception_logs_read_one_row_per_model_modality_and_seed(log_dir: Path) -> None:
-    frame, _ = read_perception_logs(log_dir)
+    frame = read_logs(log_dir).perception
     assert len(frame) == len(AGENTS) * 2 * len(SEEDS)
     observer = frame[frame.model == "spatialstale/observer"]
     assert (observer.accuracy == 1.0).all() and (observer.implied_f1 == 1.0).all()
@@ -129,14 +127,14 @@ def test_implied_detection_of_perfect_and_blind_readings() -> None:
 
 def test_a_folder_without_logs_is_an_error_and_other_logs_are_passed_over(tmp_path: Path, log_dir: Path) -> None:
     with pytest.raises(LogError, match="no Inspect logs"):
-        read_perception_logs(tmp_path)
-    frame, _ = read_perception_logs(str(log_dir))
+        read_logs(tmp_path)
+    frame = read_logs(str(log_dir)).perception
     assert set(frame.modality) == {"text", "vision"}
     assert json.dumps(sorted(frame.seed.unique().tolist())) == json.dumps(sorted(SEEDS))
 
 
 def test_the_report_sets_perception_beside_detection(log_dir: Path, tmp_path: Path) -> None:
-    from spatialstale.analysis._report import write_report
+    from spatialstale.report._report import write_report
 
     results = read_logs(log_dir)
     assert set(results.logs.kind) == {"perception", "detection", "navigation"}
@@ -154,7 +152,7 @@ def test_the_report_sets_perception_beside_detection(log_dir: Path, tmp_path: Pa
 
 
 def test_a_folder_of_perception_logs_alone_gives_a_report(tmp_path: Path) -> None:
-    from spatialstale.analysis._report import write_report
+    from spatialstale.report._report import write_report
 
     eval(perception(regime="L2", seeds=SEEDS[:2]), model=AGENTS, log_dir=str(tmp_path / "logs"), display="none")
     results = read_logs(tmp_path / "logs")

@@ -22,8 +22,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ._load import FLAG_CELLS, VIEW_KEY
-from ._tables import REGIMES, STRATEGY_ORDER, view_order
+from spatialstale.env import CHANGE_REGIMES as REGIMES
+
+from ._load import FLAG_CELLS
+from ._navigation_stats import STRATEGY_ORDER, VIEW, view_order
+
+VIEW_KEY = VIEW
 
 DPI = 120
 STRATEGY_COLOURS = {

@@ -10,33 +10,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from inspect_ai._util.error import PrerequisiteError
-
-from spatialstale.env import MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
-from spatialstale.evals.navigation import EPISODES
-from spatialstale.solvers import DEFAULT_FILTER, DEFAULT_PROMPT_SET, FILTERS, PROMPT_SETS, STRATEGIES
+from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, N_DEFAULT_SEEDS
+from spatialstale.report import LogError, read_logs
+from spatialstale.solvers import DETECTION, NAVIGATION, Axis, DetectionSettings, NavigationSettings, axes_of
 
 from ._estimate import format_plan, plan, read_prices
-from ._load import LogError, read_logs
+from ._matrix import STUDY_MODALITIES, Shard, Study, beyond_paper, study_seeds, study_tasks
 from ._options import add_model_options, eval_set_options, model_roles
-from ._study import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_NAVIGATOR,
-    FULL_VIEW,
-    NAVIGATORS,
-    SIGNAL_EXIT,
-    STUDY_REGIMES,
-    Shard,
-    Study,
-    account,
-    interrupts_as_keyboard,
-    parse_view_radii,
-    run_study,
-    study_seeds,
-    study_tasks,
-)
-from ._text import demo_tables
+from ._run import SIGNAL_EXIT, account, interrupts_as_keyboard, run_study
 
 DEMO_OBSERVER = "spatialstale/observer"
 DEMO_CREDULOUS = "spatialstale/credulous"
@@ -52,15 +35,24 @@ def _names(value: str) -> list[str]:
     return items
 
 
-def _canonical(items: Sequence[str], valid: Sequence[str], name: str) -> list[str]:
-    out = []
+def _read(axis: Axis, items: Sequence[str]) -> list[Any]:
+    """A study option's values, each read as the task reads its ``-T`` value."""
+    out: list[Any] = []
     for item in items:
-        match = next((v for v in valid if v.lower() == item.lower()), None)
-        if match is None:
-            raise ValueError(f"{name} must be among {', '.join(valid)}; got {item!r}")
-        if match not in out:
-            out.append(match)
+        value = axis.read(item, axis.name)
+        for one in value if isinstance(value, tuple) else (value,):
+            if one not in out:
+                out.append(one)
     return out
+
+
+def _axis(settings: type[DetectionSettings] | type[NavigationSettings], name: str) -> Axis:
+    return next(a for a in axes_of(settings) if a.name == name)
+
+
+def _beyond_paper() -> dict[str, Axis]:
+    """Every axis beyond the paper's protocol, by name (the study runs each value given)."""
+    return {a.name: a for kind in ("detection", "navigation") for a in beyond_paper(kind)}
 
 
 def _seeds(value: str) -> list[int]:
@@ -96,48 +88,39 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument(
         "--log-dir", default="logs/study", help="eval set log directory, local or s3://bucket/prefix (logs/study)"
     )
-    study.add_argument("--regimes", type=_names, default=list(STUDY_REGIMES), help="default: L1,L2,L3")
-    study.add_argument("--modalities", type=_names, default=["text", "vision"], help="detection modalities")
-    study.add_argument("--navigation-modality", default="text", help="navigation observation (default: text)")
-    study.add_argument("--strategies", type=_names, default=list(STRATEGIES), help="default: all five")
+    study.add_argument("--regimes", type=_names, default=list(CHANGE_REGIMES), help="default: L1,L2,L3")
+    study.add_argument(
+        "--modalities", type=_names, default=list(STUDY_MODALITIES), help="detection modalities (text,vision)"
+    )
+    study.add_argument(
+        "--navigation-modality", default=NAVIGATION.modality, help=f"navigation observation ({NAVIGATION.modality})"
+    )
+    study.add_argument(
+        "--strategies", type=_names, default=list(NAVIGATION.strategies), help="navigation strategies (all five)"
+    )
     seeds = study.add_mutually_exclusive_group()
     seeds.add_argument("--n-seeds", type=_positive, default=N_DEFAULT_SEEDS, help="seeds from the master seed (50)")
     seeds.add_argument("--seeds", type=_seeds, help="explicit instance seeds, comma-separated")
-    study.add_argument("--master-seed", type=int, default=MASTER_SEED, help="default: 2024")
-    study.add_argument("--episodes", type=_positive, default=EPISODES, help="navigation epochs per sample (5)")
-    study.add_argument("--batch-size", type=_positive, default=DEFAULT_BATCH_SIZE, help="audit batch size (10)")
+    study.add_argument("--master-seed", type=int, default=MASTER_SEED, help=f"default: {MASTER_SEED}")
+    study.add_argument("--episodes", type=_positive, default=NAVIGATION.episodes, help="navigation epochs per sample")
+    study.add_argument("--batch-size", type=_positive, default=DETECTION.batch_size, help="audit batch size (10)")
     study.add_argument("--batch-sweep", action="store_true", help="add detection L1 text at B = 1, 5, 10, 20")
-    study.add_argument("--max-steps", type=_positive, default=MAX_STEPS, help="navigation step budget (50)")
-    study.add_argument("--size", type=_positive, default=8, help="grid side (8)")
+    study.add_argument("--max-steps", type=_positive, default=NAVIGATION.max_steps, help="navigation step budget")
+    study.add_argument("--size", type=_positive, default=DETECTION.size, help="grid side (8)")
     study.add_argument("--auditor", help="model for the auditor role (default: each model audits itself)")
     study.add_argument("--no-detection", action="store_true", help="skip the detection tasks")
     study.add_argument("--no-navigation", action="store_true", help="skip the navigation tasks")
-    study.add_argument(
-        "--prompt-sets",
-        type=_names,
-        default=[DEFAULT_PROMPT_SET],
-        help=f"run the matrix under each of these prompt sets ({', '.join(PROMPT_SETS)}; default: default)",
-    )
-    study.add_argument(
-        "--filters",
-        type=_names,
-        default=[DEFAULT_FILTER],
-        help=f"navigation filter modes ({', '.join(FILTERS)}; default: {DEFAULT_FILTER}, the paper); "
-        "a mode besides delete adds SelfVerify, OMCD and Oracle cells",
-    )
-    study.add_argument(
-        "--view-radii",
-        "--view-radius",
-        type=_names,
-        default=[FULL_VIEW],
-        help=f"navigation view radii: {FULL_VIEW} and/or integers >= 0 (fog; default: {FULL_VIEW}, the paper)",
-    )
-    study.add_argument(
-        "--agents",
-        type=_names,
-        default=[DEFAULT_NAVIGATOR],
-        help=f"navigators ({', '.join(NAVIGATORS)}; default: {DEFAULT_NAVIGATOR}, the paper's per-step prompt)",
-    )
+    for axis in _beyond_paper().values():
+        assert axis.flag is not None
+        values = f" ({', '.join(axis.values)})" if axis.values else ""
+        study.add_argument(
+            axis.flag,
+            "--" + axis.name.replace("_", "-"),
+            dest=axis.name,
+            type=_names,
+            default=[axis.show(axis.value)],
+            help=f"run once per value{values}: {axis.help} (default: {axis.show(axis.value)}, the paper)",
+        )
     study.add_argument(
         "--shard", help="K/N: run shard K of N (every task on every N-th seed), into a log dir all shards share"
     )
@@ -171,20 +154,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _study_from(args: argparse.Namespace) -> Study:
-    regimes = _canonical(args.regimes, STUDY_REGIMES, "regimes")
-    modalities = _canonical(args.modalities, ("text", "vision", "both"), "modalities")
-    strategies = _canonical(args.strategies, tuple(STRATEGIES), "strategies")
-    [nav_modality] = _canonical([args.navigation_modality], ("text", "vision", "both"), "navigation modality")
+    chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
+    if "none" in chosen:
+        raise ValueError(f"regimes must be among {', '.join(CHANGE_REGIMES)}; got 'none'")
     seeds = study_seeds(args.seeds, args.n_seeds, args.master_seed)
     shard = Shard.parse(args.shard) if args.shard else None
     if shard is not None:
         seeds = shard.seeds(seeds)
     tasks = study_tasks(
         seeds=seeds,
-        regimes=regimes,
-        modalities=modalities,
-        strategies=strategies,
-        navigation_modality=nav_modality,
+        regimes=chosen,
+        modalities=_read(_axis(DetectionSettings, "modality"), args.modalities),
+        strategies=_read(_axis(NavigationSettings, "strategies"), args.strategies),
+        navigation_modality=_axis(NavigationSettings, "modality").read(args.navigation_modality, "navigation modality"),
         episodes=args.episodes,
         max_steps=args.max_steps,
         batch_size=args.batch_size,
@@ -192,10 +174,7 @@ def _study_from(args: argparse.Namespace) -> Study:
         size=args.size,
         detection_on=not args.no_detection,
         navigation_on=not args.no_navigation,
-        prompt_sets=_canonical(args.prompt_sets, tuple(PROMPT_SETS), "prompt sets"),
-        filters=_canonical(args.filters, FILTERS, "filters"),
-        view_radii=parse_view_radii(args.view_radii),
-        agents=_canonical(args.agents, NAVIGATORS, "agents"),
+        axes={name: _read(axis, getattr(args, name)) for name, axis in _beyond_paper().items()},
     )
     if not tasks:
         raise ValueError("nothing to run: both detection and navigation are off")
@@ -230,8 +209,13 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
             run_study(study, display=args.display)
         except KeyboardInterrupt:  # Ctrl-C that Inspect passed on (SIGTERM/SIGHUP are in received)
             received.append(signal.SIGINT)
-        except PrerequisiteError as error:  # e.g. no API key: Inspect's message, on one line
-            text = " ".join(line.strip() for line in _MARKUP.sub("", str(error)).splitlines() if line.strip())
+        except Exception as error:
+            # Inspect's own prerequisite errors (no API key, a bad option) carry a
+            # ``message`` meant for the terminal: shown on one line. Anything else is a bug.
+            message = getattr(error, "message", None)
+            if not isinstance(message, str):
+                raise
+            text = " ".join(line.strip() for line in _MARKUP.sub("", message).splitlines() if line.strip())
             raise ValueError(text.removeprefix("ERROR: ")) from None
     interrupted = received[0] if received else None
     # eval_set's own verdict is not trusted: what counts is a successful log per cell.
@@ -286,6 +270,8 @@ def _demo(args: argparse.Namespace) -> int:
     if not ok:
         print(f"the demo's eval set did not complete; run it again to resume ({args.log_dir})", file=sys.stderr)
         return 1
+    from spatialstale.report import demo_tables
+
     print(demo_tables(read_logs(args.log_dir)))
     print(f"\n{time.perf_counter() - started:.0f} s. Logs: {args.log_dir} (inspect view --log-dir {args.log_dir}).")
     print(f"Full report: spatialstale report {args.log_dir}")
@@ -293,7 +279,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from ._report import write_report
+    from spatialstale.report import write_report
 
     if not args.out and "://" in args.log_dir:
         raise ValueError(f"give --out DIR (a local folder) for the report of {args.log_dir}")

@@ -11,10 +11,12 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale.analysis import Study, TaskSpec, estimate_task, read_logs, run_study, study_seeds, study_tasks
-from spatialstale.analysis._cli import main
-from spatialstale.analysis._report import write_report
-from spatialstale.analysis._tables import detection_summary, outcome_rates
+from spatialstale.report import read_logs
+from spatialstale.report._detection_stats import detection_summary
+from spatialstale.report._navigation_stats import outcome_rates
+from spatialstale.report._report import write_report
+from spatialstale.study import Study, TaskSpec, estimate_task, run_study, study_seeds, study_tasks
+from spatialstale.study._cli import main
 from tests.scripted import Script
 
 MODELS = ("spatialstale/observer", "spatialstale/credulous")
@@ -65,12 +67,10 @@ def test_dry_run_detection_calls_equal_the_real_calls(study: Study) -> None:
 
 
 def test_navigation_upper_bound_is_reached_by_an_agent_that_never_ends(tmp_path: Path) -> None:
-    spec = TaskSpec(
+    spec = TaskSpec.make(
         "navigation",
-        "L3",
-        "text",
-        10,
-        SEEDS[:1],
+        regime="L3",
+        seeds=SEEDS[:1],
         strategies=("nomemory", "selfverify", "omcd", "oracle"),
         max_steps=12,
         episodes=1,
@@ -182,7 +182,7 @@ def test_dry_run_prints_counts_without_running(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_model_label_marks_a_separate_auditor() -> None:
-    from spatialstale.analysis._load import model_label
+    from spatialstale.report._load import model_label
 
     assert model_label("a/b", {"auditor": {"model": "c/d"}}) == "a/b (auditor c/d)"
     assert model_label("a/b", '{"auditor": {"model": "a/b"}}') == "a/b"

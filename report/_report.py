@@ -29,37 +29,53 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from spatialstale.env import CHANGE_REGIMES as REGIMES
 from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS
 
 from . import _figures as figures
 from . import _paper as paper
-from . import _probe as probe
+from . import _perception as probe
 from . import _prompt_sets as prompt_sets
-from ._load import AGENT_KEY, FILTER_KEY, FLAG_CELLS, FULL_VIEW, PROMPT_AGENT, PROMPT_SET_KEY, VIEW_KEY, Results
-from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from ._tables import (
+from ._detection_stats import (
     MAIN_BATCH_SIZE,
-    PAPER_FILTER,
-    REGIMES,
-    STRATEGY_ORDER,
-    agent_tests,
     batch_sweep,
     detection_summary,
     f1_vs_success,
     flag_rates,
     main_detection,
     modality_tests,
+    stale_ratios,
+    thaw_freeze,
+)
+from ._load import FLAG_CELLS, Results
+from ._navigation_stats import (
+    AGENT as AGENT_KEY,
+)
+from ._navigation_stats import (
+    FILTER as FILTER_KEY,
+)
+from ._navigation_stats import (
+    FULL_VIEW,
+    PAPER_FILTER,
+    PROMPT_AGENT,
+    STRATEGY_ORDER,
+    agent_tests,
     nomemory_bound,
     outcome_rates,
     paper_cells,
     paper_view,
-    stale_ratios,
     strategy_label,
     strategy_tests,
-    thaw_freeze,
     view_order,
-    with_filter,
 )
+from ._navigation_stats import (
+    VIEW as VIEW_KEY,
+)
+from ._navigation_stats import (
+    with_axes as with_filter,
+)
+from ._prompt_sets import PROMPT_SET_KEY
+from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 MISSING = "missing"
 MODALITIES = ("text", "vision")
@@ -1076,11 +1092,11 @@ def _tool_agent(doc: Document, every_nav: pd.DataFrame, links: Links) -> None:
         row += [
             strategy_label(str(t.strategy), str(t.filter), figures.STRATEGY_NAMES),
             str(t.seeds),
-            link(f"{pct(t.prompt)} / {pct(death.prompt)}", links.href(prompt_log)),
-            link(f"{pct(t.tools)} / {pct(death.tools)}", links.href(log)),
+            link(f"{pct(t.mean_b)} / {pct(death.mean_b)}", links.href(prompt_log)),
+            link(f"{pct(t.mean_a)} / {pct(death.mean_a)}", links.href(log)),
             f"{100 * t.difference:+.1f} pp, p={pvalue(t.p_holm)} ({_sig(t.significant, t.reachable)})",
             f"{100 * death.difference:+.1f} pp, p={pvalue(death.p_holm)} ({_sig(death.significant, death.reachable)})",
-            f"{int(t.only_agent)}/{int(t.only_prompt)}, p={pvalue(t.mcnemar_p)}",
+            f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
         ]
         rows.append(row)
     header = ["model", "regime", "obs", *(["view"] if several_views else []), "strategy", "seeds"]

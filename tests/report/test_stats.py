@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from spatialstale.analysis import bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon
+from spatialstale.report import bootstrap_ci, correlations, holm, mcnemar, paired_wilcoxon
 
 A = [0.8, 0.6, 1.0, 0.4, 0.6, 0.2, 1.0, 0.8, 0.6, 0.4, 0.9, 0.3]
 B = [0.2, 0.4, 0.6, 0.4, 0.0, 0.2, 0.8, 0.2, 0.4, 0.0, 0.1, 0.5]

@@ -6,22 +6,31 @@ dry run's counts and prices of the new cells, and one-line errors for bad values
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale.analysis import Study, TaskSpec, estimate_task, read_logs
-from spatialstale.analysis._cli import main
-from spatialstale.analysis._estimate import format_plan, navigation_episode, plan
-from spatialstale.analysis._study import account, parse_view_radii, study_tasks
-from spatialstale.env import make_instance
-from spatialstale.solvers import PROMPT_SETS
+from spatialstale.env import Instance, make_instance
+from spatialstale.report import read_logs
+from spatialstale.solvers import NAVIGATION, PROMPT_SETS
+from spatialstale.study import Calls, Study, TaskSpec, account, estimate_task, study_tasks
+from spatialstale.study._calls import Asked
+from spatialstale.study._cli import main
+from spatialstale.study._estimate import format_plan, plan
 
 CREDULOUS = "spatialstale/credulous"
 SEEDS = (4810, 1734)
 PAPER_NAVIGATION_ARGS = {"regime", "modality", "strategies", "batch_size", "seeds", "size", "max_steps", "episodes"}
 """The task arguments a navigation cell of the paper's protocol has always passed."""
+
+
+def navigation_episode(instance: Instance, strategy: str, max_steps: int, **values: Any) -> tuple[Calls, Calls]:
+    """The dry run's (navigator, auditor) calls of one episode under these settings."""
+    settings = replace(NAVIGATION, max_steps=max_steps, **values)
+    return Asked.of(settings).episode(instance, strategy, settings)
 
 
 def _logs(log_dir: str) -> list[EvalLog]:
@@ -65,7 +74,7 @@ def test_the_default_study_passes_the_task_arguments_it_always_passed() -> None:
         assert set(spec.args()) == PAPER_NAVIGATION_ARGS
         assert spec.axes() == {}
     # naming the defaults explicitly is the same study: same cells, same eval-set identity
-    explicit = study_tasks(seeds=SEEDS, filters=["delete"], view_radii=[None], agents=["prompt"])
+    explicit = study_tasks(seeds=SEEDS, axes={"filter": ["delete"], "view_radius": [None], "agent": ["prompt"]})
     assert explicit == tasks
 
 
@@ -74,9 +83,7 @@ def test_each_axis_value_adds_navigation_cells_with_its_task_argument() -> None:
         seeds=SEEDS,
         regimes=["L2"],
         detection_on=False,
-        filters=["delete", "unknown"],
-        view_radii=[None, 1],
-        agents=["prompt", "tools"],
+        axes={"filter": ["delete", "unknown"], "view_radius": [None, 1], "agent": ["prompt", "tools"]},
     )
     assert len(tasks) == 2 * 2 * 2
     extra = [{k: v for k, v in t.args().items() if k not in PAPER_NAVIGATION_ARGS} for t in tasks]
@@ -91,29 +98,34 @@ def test_each_axis_value_adds_navigation_cells_with_its_task_argument() -> None:
         {"filter": "unknown", "view_radius": 1, "agent": "tools"},
     ]
     # a filter mode changes only the strategies that flag entries
-    assert {t.strategies for t in tasks if t.filter == "unknown"} == {("selfverify", "omcd", "oracle")}
-    assert {t.strategies for t in tasks if t.filter == "delete"} == {
+    assert {t.strategies for t in tasks if t.settings.filter == "unknown"} == {("selfverify", "omcd", "oracle")}
+    assert {t.strategies for t in tasks if t.settings.filter == "delete"} == {
         ("nomemory", "nofilter", "selfverify", "omcd", "oracle")
     }
     assert tasks[-1].name == "navigation L2 text filter=unknown view_radius=1 agent=tools"
 
 
-def test_view_radii_read_full_and_integers() -> None:
-    assert parse_view_radii(["full", "1", "2", "FULL", "0"]) == [None, 1, 2, 0]
+def test_view_radii_read_full_and_integers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [*_study_argv(tmp_path, "--view-radii", "full,1,2,FULL,0"), "--dry-run"]
+    assert main(argv) == 0
+    rows = capsys.readouterr().out.splitlines()[2:6]
+    assert [row.split()[4] for row in rows] == ["full", "1", "2", "0"]
 
 
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--filters", "delete,erase", "filters must be among delete, unknown; got 'erase'"),
-        ("--agents", "prompt,react", "agents must be among prompt, tools; got 'react'"),
-        ("--view-radii", "full,-1", "view radii must be full or integers >= 0; got '-1'"),
-        ("--view-radii", "1.5", "view radii must be full or integers >= 0; got '1.5'"),
-        ("--view-radii", "near", "view radii must be full or integers >= 0; got 'near'"),
-        # the singular spellings name the same options
-        ("--view-radius", "-2", "view radii must be full or integers >= 0; got '-2'"),
-        ("--filter", "delete,erase", "filters must be among delete, unknown; got 'erase'"),
-        ("--agent", "react", "agents must be among prompt, tools; got 'react'"),
+        # the messages are the tasks' own: one vocabulary for -T and the study
+        ("--filters", "delete,erase", "filter must be one of delete, unknown; got 'erase'"),
+        ("--agents", "prompt,react", "agent must be one of prompt, tools; got 'react'"),
+        ("--view-radii", "full,-1", "view_radius must be full or an integer of at least 0; got '-1'"),
+        ("--view-radii", "1.5", "view_radius must be full or an integer of at least 0; got '1.5'"),
+        ("--view-radii", "near", "view_radius must be full or an integer of at least 0; got 'near'"),
+        # the -T names spell the same options
+        ("--view-radius", "-2", "view_radius must be full or an integer of at least 0; got '-2'"),
+        ("--filter", "delete,erase", "filter must be one of delete, unknown; got 'erase'"),
+        ("--agent", "react", "agent must be one of prompt, tools; got 'react'"),
+        ("--prompt-sets", "default,terse", "prompt_set must be one of default, no_rule, warned, minimal; got 'terse'"),
         (
             "--filters",
             "delete,unknown --strategies nomemory,nofilter",
@@ -136,7 +148,7 @@ def test_a_filter_study_runs_each_mode_as_its_own_cell(filter_study: Path) -> No
     assert all(log.status == "success" for log in logs)
     expected = study_tasks(seeds=SEEDS, regimes=["L2"], detection_on=False, episodes=1, max_steps=12)
     expected += study_tasks(
-        seeds=SEEDS, regimes=["L2"], detection_on=False, episodes=1, max_steps=12, filters=["unknown"]
+        seeds=SEEDS, regimes=["L2"], detection_on=False, episodes=1, max_steps=12, axes={"filter": ["unknown"]}
     )
     assert sorted(json.dumps(log.eval.task_args_passed, sort_keys=True) for log in logs) == sorted(
         json.dumps(spec.args(), sort_keys=True) for spec in expected
@@ -165,12 +177,10 @@ def test_the_dry_run_counts_a_filter_studys_cells(filter_study: Path, capsys: py
     assert delete.split()[1:6] == ["navigation", "L2", "text", "delete", str(2 * 5)]
     assert unknown.split()[1:6] == ["navigation", "L2", "text", "unknown", str(2 * 3)]
     for log in _logs(str(filter_study)):
-        spec = TaskSpec(
+        spec = TaskSpec.make(
             "navigation",
-            "L2",
-            "text",
-            10,
-            SEEDS,
+            regime="L2",
+            seeds=SEEDS,
             strategies=tuple(log.eval.task_args_passed["strategies"]),
             max_steps=12,
             episodes=1,
@@ -184,9 +194,9 @@ def test_the_dry_run_counts_a_filter_studys_cells(filter_study: Path, capsys: py
 
 def test_each_prompt_set_is_priced_with_its_own_prompts() -> None:
     instance = make_instance(SEEDS[0], "L3", 8)
-    default = navigation_episode(instance, "omcd", "text", 10, 12)
+    default = navigation_episode(instance, "omcd", 12)
     for name, prompts in PROMPT_SETS.items():
-        navigator, auditor = navigation_episode(instance, "omcd", "text", 10, 12, prompts)
+        navigator, auditor = navigation_episode(instance, "omcd", 12, prompt_set=name)
         assert (navigator.calls, auditor.calls) == (default[0].calls, default[1].calls)
         grow = len(prompts.navigate) - len(PROMPT_SETS["default"].navigate)
         audit_grow = len(prompts.audit) - len(PROMPT_SETS["default"].audit)
@@ -197,9 +207,11 @@ def test_each_prompt_set_is_priced_with_its_own_prompts() -> None:
         )
         if name == "minimal":
             assert navigator.prompt_tokens < default[0].prompt_tokens
-    tasks = study_tasks(seeds=SEEDS[:1], regimes=["L1"], modalities=["text"], prompt_sets=["default", "minimal"])
+    tasks = study_tasks(
+        seeds=SEEDS[:1], regimes=["L1"], modalities=["text"], axes={"prompt_set": ["default", "minimal"]}
+    )
     rows = plan(Study(("m",), tasks))
-    by_set = {(r.estimate.spec.kind, r.estimate.spec.prompt_set): r.estimate.total.prompt_tokens for r in rows}
+    by_set = {(r.estimate.spec.kind, r.estimate.spec.settings.prompt_set): r.estimate.total.prompt_tokens for r in rows}
     assert by_set[("detection", "minimal")] < by_set[("detection", "default")]
     assert by_set[("navigation", "minimal")] < by_set[("navigation", "default")]
     printed = format_plan(Study(("m",), tasks), rows)
@@ -259,11 +271,11 @@ def test_the_dry_run_counts_and_prices_fog_and_tools_cells(capsys: pytest.Captur
 
 def test_a_tool_conversation_grows_by_one_exchange_a_turn() -> None:
     instance = make_instance(SEEDS[0], "L2", 8)
-    short, _ = navigation_episode(instance, "nomemory", "text", 10, 10, agent="tools")
-    long, _ = navigation_episode(instance, "nomemory", "text", 10, 20, agent="tools")
+    short, _ = navigation_episode(instance, "nomemory", 10, agent="tools")
+    long, _ = navigation_episode(instance, "nomemory", 20, agent="tools")
     assert (short.calls, long.calls) == (10, 20)
     # prompt tokens are quadratic in the turns (each turn resends all earlier exchanges)
     assert long.prompt_tokens > 3 * short.prompt_tokens
     assert long.cached_tokens < long.prompt_tokens
-    fogged, _ = navigation_episode(instance, "nomemory", "text", 10, 10, agent="tools", view_radius=1)
+    fogged, _ = navigation_episode(instance, "nomemory", 10, agent="tools", view_radius=1)
     assert fogged.calls == 10 and fogged.prompt_tokens != short.prompt_tokens

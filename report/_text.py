@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from spatialstale.env import CHANGE_REGIMES as REGIMES
+
+from ._detection_stats import detection_summary, main_detection
 from ._load import Results
-from ._tables import REGIMES, STRATEGY_ORDER, detection_summary, main_detection, outcome_rates, paper_cells
+from ._navigation_stats import STRATEGY_ORDER, outcome_rates, paper_cells
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

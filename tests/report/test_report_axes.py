@@ -14,11 +14,18 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale.analysis import read_logs
-from spatialstale.analysis._load import view_label
-from spatialstale.analysis._report import pct, write_report
-from spatialstale.analysis._tables import view_order
 from spatialstale.evals.navigation import navigation
+from spatialstale.report import read_logs
+from spatialstale.report._load import axis_label, row_axes
+from spatialstale.report._navigation_stats import view_order
+from spatialstale.report._report import pct, write_report
+
+VIEW = next(a for a in row_axes("navigation") if a.name == "view_radius")
+
+
+def view_label(value: object) -> str:
+    return axis_label(VIEW, value)
+
 
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 

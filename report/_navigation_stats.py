@@ -1,0 +1,300 @@
+"""Navigation's numbers: outcome rates, steps by outcome and paired tests.
+
+Units: a rate is over episodes (seed x epoch); its confidence interval resamples
+seeds (a cluster bootstrap of per-seed rates), and paired tests compare per-seed
+rates on the seeds both conditions share. Rows are told apart by every navigation
+axis beyond the paper (:data:`AXES`: filter mode, view radius, navigator, ...); a
+table without one of those columns ran the paper's value of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from spatialstale.solvers import STRATEGIES
+
+from ._load import ENDS, paper_value, row_axes
+from ._stats import adjusted, bootstrap_ci, mcnemar, paired_wilcoxon
+
+AXES = tuple(a.name for a in row_axes("navigation") if a.name != "prompt_set")
+"""The navigation axes beside the paper's matrix (the report shows one prompt set at a
+time): ``filter``, ``view_radius``, ``agent``, ..."""
+PAPER = {name: paper_value(name) for name in AXES}
+"""Each axis's value in the paper's protocol, and in logs from before the axis existed."""
+FILTER, VIEW, AGENT = "filter", "view_radius", "agent"
+FULL_VIEW, PAPER_FILTER, PROMPT_AGENT = PAPER[VIEW], PAPER[FILTER], PAPER[AGENT]
+STRATEGY_ORDER = tuple(STRATEGIES)
+CONTRASTS: tuple[tuple[str, str], ...] = (
+    ("nofilter", "nomemory"),
+    ("selfverify", "nofilter"),
+    ("omcd", "nofilter"),
+    ("omcd", "selfverify"),
+    ("omcd", "nomemory"),
+    ("oracle", "nofilter"),
+    ("oracle", "omcd"),
+)
+"""The paper's paired contrasts (A vs B) between memory strategies."""
+CELL = ("model", "regime", "modality")
+
+
+def table_of(rows: list[dict[str, object]], columns: Sequence[str]) -> pd.DataFrame:
+    """``rows`` as a frame whose columns exist even when there are no rows, so a
+    partial matrix selects empty cells instead of failing on absent columns."""
+    return pd.DataFrame(rows, columns=list(columns)) if not rows else pd.DataFrame(rows)
+
+
+def matching(table: pd.DataFrame, keys: Mapping[str, object]) -> pd.DataFrame:
+    """The rows of ``table`` whose columns equal ``keys``."""
+    mask = pd.Series(True, index=table.index)
+    for key, value in keys.items():
+        mask &= table[key] == value
+    return table[mask]
+
+
+def with_axes(nav: pd.DataFrame) -> pd.DataFrame:
+    """``nav`` with a column for every axis; a table without one ran the paper's value."""
+    missing = {key: value for key, value in PAPER.items() if key not in nav.columns}
+    return nav.assign(**missing) if missing else nav
+
+
+def paper_view(nav: pd.DataFrame) -> pd.DataFrame:
+    """The rows the paper's tables show: every axis at its paper value but the filter
+    mode, whose values the tables set side by side."""
+    nav = with_axes(nav)
+    return matching(nav, {k: v for k, v in PAPER.items() if k != FILTER})
+
+
+def paper_cells(nav: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's protocol alone: every axis at its paper value."""
+    return matching(with_axes(nav), PAPER)
+
+
+def view_order(radii: Sequence[object]) -> list[str]:
+    """View radii as the fog tables and figure order them: by radius, ``full`` last."""
+    labels = {str(r) for r in radii}
+    numeric = sorted(
+        (label for label in labels if label != FULL_VIEW),
+        key=lambda x: (not x.isdigit(), int(x) if x.isdigit() else 0, x),
+    )
+    return numeric + ([FULL_VIEW] if FULL_VIEW in labels else [])
+
+
+def strategy_label(strategy: str, filter_mode: str, names: dict[str, str] | None = None) -> str:
+    """A strategy's name in a table, with its filter mode when it is not the paper's:
+    ``omcd (unknown)``."""
+    label = (names or {}).get(strategy, strategy)
+    return label if filter_mode == PAPER_FILTER else f"{label} ({filter_mode})"
+
+
+def per_seed_rates(nav: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, regime, modality, strategy, axes, seed): outcome rates over its episodes."""
+    return (
+        with_axes(nav)
+        .groupby([*CELL, "strategy", *AXES, "seed"], as_index=False)
+        .agg(
+            episodes=("epoch", "size"),
+            success=("success", "mean"),
+            death=("death", "mean"),
+            timeout=("timeout", "mean"),
+        )
+    )
+
+
+RATE_COLUMNS = (
+    *CELL,
+    "strategy",
+    *AXES,
+    "episodes",
+    "seeds",
+    "fallbacks",
+    "died_on_stale",
+    *(f"{part}{outcome}" for outcome in ENDS for part in ("", "steps_", "n_")),
+    *(f"{outcome}_{end}" for outcome in ("success", "death") for end in ("low", "high")),
+)
+
+
+def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: per (model, regime, modality, strategy, axes) the outcome rates over
+    episodes, with seeded bootstrap CIs over seeds and mean steps by outcome."""
+    rows = []
+    nav = with_axes(nav)
+    seeds = per_seed_rates(nav)
+    names = [*CELL, "strategy", *AXES]
+    for key, group in nav.groupby(names):
+        cell = dict(zip(names, key, strict=True))
+        per_seed = matching(seeds, cell)
+        row: dict[str, object] = {
+            **cell,
+            "episodes": len(group),
+            "seeds": group.seed.nunique(),
+            "fallbacks": int(group.fallbacks.sum()),
+            "died_on_stale": int(group.died_on_stale.sum()),
+        }
+        for outcome in ENDS:
+            row[outcome] = float(group[outcome].mean())
+            steps = group.loc[group.outcome == outcome, "steps"]
+            row[f"steps_{outcome}"] = float(steps.mean()) if len(steps) else math.nan
+            row[f"n_{outcome}"] = len(steps)
+        for outcome in ("success", "death"):
+            row[f"{outcome}_low"], row[f"{outcome}_high"] = bootstrap_ci(list(per_seed[outcome]))
+        rows.append(row)
+    return table_of(rows, RATE_COLUMNS)
+
+
+def _paired(
+    left: pd.DataFrame, right: pd.DataFrame, episodes_left: pd.Series, episodes_right: pd.Series
+) -> list[dict[str, object]]:
+    """Paired tests of two conditions' per-seed rates (indexed by seed) on their shared
+    seeds, success and death: Wilcoxon on each, exact McNemar on success by seed x
+    episode (``episodes_*``: success indexed by (seed, epoch))."""
+    shared = sorted(set(left.index) & set(right.index))
+    if not shared:
+        return []
+    pairs = sorted(set(episodes_left.index) & set(episodes_right.index))
+    mc = mcnemar([episodes_left[p] for p in pairs], [episodes_right[p] for p in pairs])
+    out: list[dict[str, object]] = []
+    for metric in ("success", "death"):
+        a, b = list(left.loc[shared, metric]), list(right.loc[shared, metric])
+        w = paired_wilcoxon(a, b)
+        on_success = metric == "success"
+        out.append(
+            {
+                "metric": metric,
+                "seeds": w.n,
+                "mean_a": float(np.mean(a)),
+                "mean_b": float(np.mean(b)),
+                "nonzero": w.nonzero,
+                "difference": w.mean_difference,
+                "W": w.statistic,
+                "p": w.p,
+                "mcnemar_pairs": mc.n if on_success else math.nan,
+                "only_a": mc.only_a if on_success else math.nan,
+                "only_b": mc.only_b if on_success else math.nan,
+                "mcnemar_p": mc.p if on_success else math.nan,
+            }
+        )
+    return out
+
+
+STAT_COLUMNS = (
+    "metric",
+    "seeds",
+    "mean_a",
+    "mean_b",
+    "nonzero",
+    "difference",
+    "W",
+    "p",
+    "mcnemar_pairs",
+    "only_a",
+    "only_b",
+    "mcnemar_p",
+)
+"""What :func:`_paired` gives of each test."""
+TEST_COLUMNS = (*CELL, *AXES, "a", "b", *STAT_COLUMNS)
+
+
+def _success_by_episode(episodes: pd.DataFrame) -> pd.Series:
+    return episodes.set_index(["seed", "epoch"]).success
+
+
+def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CONTRASTS) -> pd.DataFrame:
+    """Paired Wilcoxon (per-seed success and death rates) and exact McNemar (success
+    by seed x episode) for each contrast within each (model, regime, modality, axes);
+    Holm adjusts the Wilcoxon p-values across the whole family of the report."""
+    nav = with_axes(nav)
+    seeds = per_seed_rates(nav)
+    names = [*CELL, *AXES]
+    rows = []
+    for key, group in seeds.groupby(names):
+        cell = dict(zip(names, key, strict=True))
+        episodes = matching(nav, cell)
+        for a, b in contrasts:
+            left = group[group.strategy == a].set_index("seed")
+            right = group[group.strategy == b].set_index("seed")
+            ea = _success_by_episode(episodes[episodes.strategy == a])
+            eb = _success_by_episode(episodes[episodes.strategy == b])
+            rows += [{**cell, "a": a, "b": b, **test} for test in _paired(left, right, ea, eb)]
+    return adjusted(table_of(rows, TEST_COLUMNS))
+
+
+AGENT_TEST_COLUMNS = (*CELL, "strategy", *(a for a in AXES if a != AGENT), "agent", *STAT_COLUMNS)
+
+
+def agent_tests(nav: pd.DataFrame, baseline: str = PROMPT_AGENT) -> pd.DataFrame:
+    """Each other navigator against ``baseline`` (the per-step prompt agent), per
+    (model, regime, modality, strategy, other axes): paired tests on the seeds both
+    ran (A = the other navigator, B = the baseline: ``mean_a`` and ``mean_b`` are their
+    mean per-seed rates, ``difference`` = A - B); Holm over the family."""
+    nav = with_axes(nav)
+    seeds = per_seed_rates(nav)
+    names = [*CELL, "strategy", *(a for a in AXES if a != AGENT)]
+    rows = []
+    for key, group in seeds.groupby(names):
+        cell = dict(zip(names, key, strict=True))
+        base = group[group[AGENT] == baseline].set_index("seed")
+        if base.empty:
+            continue
+        episodes = matching(nav, cell)
+        eb = _success_by_episode(episodes[episodes[AGENT] == baseline])
+        for agent in sorted(set(group[AGENT]) - {baseline}):
+            other = group[group[AGENT] == agent].set_index("seed")
+            ea = _success_by_episode(episodes[episodes[AGENT] == agent])
+            rows += [{**cell, "agent": agent, **test} for test in _paired(other, base, ea, eb)]
+    return adjusted(table_of(rows, AGENT_TEST_COLUMNS))
+
+
+UPPER_BOUND_COLUMNS = (
+    *CELL,
+    VIEW,
+    "nomemory",
+    "best",
+    "best_success",
+    "bounded",
+    "seeds",
+    "seeds_at_least",
+    "seeds_more",
+)
+
+
+def nomemory_bound(nav: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, regime, modality, view radius) of ``nav`` (one filter mode and agent):
+    NoMemory's success, the memory strategy with the highest success, whether NoMemory is
+    still an upper bound (no strategy succeeds more often), and seed by seed on the seeds
+    both ran: on how many the best strategy's success is at least NoMemory's, and above it."""
+    rows: list[dict[str, object]] = []
+    nav = with_axes(nav)
+    if nav.empty or "nomemory" not in set(nav.strategy):
+        return table_of(rows, UPPER_BOUND_COLUMNS)
+    rates = outcome_rates(nav)
+    seeds = per_seed_rates(nav)
+    names = [*CELL, VIEW]
+    for key, group in rates.groupby(names):
+        cell = dict(zip(names, key, strict=True))
+        nomemory = group[group.strategy == "nomemory"]
+        others = group[group.strategy != "nomemory"]
+        if nomemory.empty or others.empty:
+            continue
+        best = others.loc[others.success.idxmax()]
+        base = float(nomemory.success.iloc[0])
+        per_seed = matching(seeds, cell)
+        left = per_seed[per_seed.strategy == best.strategy].set_index("seed").success
+        right = per_seed[per_seed.strategy == "nomemory"].set_index("seed").success
+        shared = sorted(set(left.index) & set(right.index))
+        rows.append(
+            {
+                **cell,
+                "nomemory": base,
+                "best": str(best.strategy),
+                "best_success": float(best.success),
+                "bounded": bool(base >= float(others.success.max())),
+                "seeds": len(shared),
+                "seeds_at_least": sum(bool(left[s] >= right[s]) for s in shared),
+                "seeds_more": sum(bool(left[s] > right[s]) for s in shared),
+            }
+        )
+    return table_of(rows, UPPER_BOUND_COLUMNS)

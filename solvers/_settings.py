@@ -1,0 +1,470 @@
+"""The settings of each task kind, one field an axis: the suite's vocabulary, declared once.
+
+Every axis of an experiment (regime, modality, batch size, prompt set, filter mode,
+fog, navigator, ...) is a field of :class:`GridSettings` (what the tasks that show a
+grid share) or of a task kind's settings (:class:`DetectionSettings`,
+:class:`PerceptionSettings`, :class:`NavigationSettings`), declared with :func:`axis`:
+its ``-T`` name (the field's name), its default (the paper's protocol), its valid
+values, its help text and, for an axis beyond the paper's protocol, the column that
+names it. Everything else derives from these fields:
+
+- the tasks read their ``-T`` values through :meth:`GridSettings.read` (one-line errors
+  before any model call) and record :meth:`GridSettings.task_metadata` and
+  :meth:`GridSettings.sample_metadata` in the log;
+- the solvers take their keyword defaults from :data:`GRID`, :data:`NAVIGATION`, ...;
+- the study's options, its matrix and its dry run, and the report's columns read the
+  axes with :func:`axes_of` (``spatialstale.study``, ``spatialstale.report``).
+
+A new axis is one field here (and its use where it changes behaviour).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from types import SimpleNamespace
+from typing import Any, ClassVar, Self
+
+from spatialstale.env import CHANGE_REGIMES, DEFAULT_SIZE, FULL_VIEW, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
+from spatialstale.env import default_seeds as derive_seeds
+
+from ._errors import TaskParameterError, reported
+from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
+from ._prompts import MODALITIES, OBSERVATIONS
+from ._strategies import FILTERS, STRATEGIES
+from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
+
+# --- readers: a -T value (or a study option's item) into its canonical value -----------
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters: an error never echoes a huge value."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_list(value: object, name: str) -> list[str]:
+    """A list parameter given as a list, a tuple or a comma-separated string."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",")]
+    elif isinstance(value, list | tuple):
+        items = [str(v).strip() for v in value]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        items = [str(value)]
+    else:
+        raise TaskParameterError(f"{name} must be a list or a comma-separated string; got {value!r}")
+    items = [v for v in items if v]
+    if not items:
+        raise TaskParameterError(f"{name} must name at least one value; got {value!r}")
+    return items
+
+
+def choices(value: object, valid: Sequence[str], name: str) -> tuple[str, ...]:
+    """Each named value, case-insensitive, canonical spelling, no duplicates."""
+    chosen: list[str] = []
+    for item in as_list(value, name):
+        match = next((v for v in valid if v.lower() == item.lower()), None)
+        if match is None:
+            raise TaskParameterError(f"{name} must be one of {', '.join(valid)}; got {item!r}")
+        if match not in chosen:
+            chosen.append(match)
+    return tuple(chosen)
+
+
+def choice(value: object, valid: Sequence[str], name: str) -> str:
+    """One of ``valid`` (case-insensitive), in its canonical spelling."""
+    if not isinstance(value, str) or "," in value:
+        raise TaskParameterError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
+    return choices(value, valid, name)[0]
+
+
+def integer(value: object, name: str, minimum: int) -> int:
+    """An integer of at least ``minimum``, given as a number or as digits."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise TaskParameterError(f"{name} must be an integer of at least {minimum}; got {value or ''!r}")
+    return value
+
+
+_TRUE = ("true", "yes", "1", "on")
+_FALSE = ("false", "no", "0", "off")
+
+
+def boolean(value: object, name: str) -> bool:
+    """A flag given as a bool or as true/false, yes/no, 1/0, on/off (any case)."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower() if isinstance(value, str | int) else None
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise TaskParameterError(f"{name} must be one of true, false (or yes/no, 1/0, on/off); got {value!r}")
+
+
+def regimes(value: object, name: str) -> tuple[str, ...]:
+    """One or several change regimes (``L1,L2,L3``, any case); ``none`` for a static grid."""
+    chosen: list[str] = []
+    for item in as_list(value, name):
+        regime = next((r for r in ("none", *CHANGE_REGIMES) if r.lower() == item.lower()), None)
+        if regime is None:
+            raise TaskParameterError(f"{name} must be one of {', '.join(CHANGE_REGIMES)} (or none); got {item!r}")
+        if regime not in chosen:
+            chosen.append(regime)
+    return tuple(chosen)
+
+
+def read_view_radius(value: object, name: str) -> int | None:
+    """``full`` (or None: the whole grid, the paper) or an integer of at least 0."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == FULL_VIEW):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TaskParameterError(f"{name} must be {FULL_VIEW} or an integer of at least 0; got {value!r}")
+    return value
+
+
+def seed_list(seeds: object, n_seeds: object, master_seed: object) -> tuple[int, ...]:
+    """Explicit ``seeds`` when given, else the first ``n_seeds`` derived from ``master_seed``."""
+    if seeds is None or seeds == "" or seeds == []:
+        return derive_seeds(integer(master_seed, "master_seed", 0), integer(n_seeds, "n_seeds", 1))
+    out: list[int] = []
+    for item in as_list(seeds, "seeds"):
+        seed = integer(item, "seeds", 0)
+        if seed in out:
+            raise TaskParameterError(f"seeds must be distinct; {seed} appears twice")
+        out.append(seed)
+    return tuple(out)
+
+
+def prompt_text(value: object, name: str) -> str:
+    """A custom system prompt: non-empty text, passed on unchanged. Only ``{size}`` is
+    filled in; every other brace is literal, so JSON examples need no escaping.
+
+    ``inspect eval`` splits a ``-T`` value at its commas (quoted or not), so a list of
+    strings is joined back with the commas it was split at.
+    """
+    if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+        value = ",".join(value)
+    if isinstance(value, dict):
+        raise TaskParameterError(
+            f"{name} must be text; -T read it as a YAML mapping (it holds ': '): "
+            "wrap the prompt in single quotes inside the -T value or pass it in a --task-config file"
+        )
+    if value is not None and not isinstance(value, str):
+        raise TaskParameterError(f"{name} must be text; got {shown(value)}")
+    if value is None or not value.strip():
+        raise TaskParameterError(f"{name} must not be empty; got {value or ''!r}")
+    return value
+
+
+Reader = Callable[[object, str], Any]
+
+
+def one_of(valid: Sequence[str]) -> Reader:
+    return lambda value, name: choice(value, valid, name)
+
+
+def some_of(valid: Sequence[str]) -> Reader:
+    return lambda value, name: choices(value, valid, name)
+
+
+def at_least(minimum: int) -> Reader:
+    return lambda value, name: integer(value, name, minimum)
+
+
+# --- axes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of an experiment, declared once as a settings field (see :func:`axis`).
+
+    Attributes:
+        name: the ``-T`` parameter, the field and the sample metadata key.
+        default: the value without ``-T``, as the task signature gives it.
+        read: ``(value, name)`` -> the canonical value; raises TaskParameterError.
+        help: what the axis controls, one sentence.
+        values: the valid values of a closed vocabulary, in order.
+        title: for an axis beyond the paper's protocol, the column naming it in the
+            study's dry run and the report (``view radius``); the study then runs its
+            matrix once per value of its option ``flag`` and passes it to a task only
+            away from its default, and the report sets its values side by side.
+        flag: the study option giving several values (``--view-radii``).
+        in_id: how a value other than the default is named in sample ids (``-r1``).
+        show: the value as the study, the dry run and the report write it.
+        recorded: kept in each sample's metadata (besides the task's).
+        task_meta: kept in the task's metadata (the log header).
+    """
+
+    name: str
+    default: Any
+    read: Reader
+    help: str
+    values: tuple[str, ...] = ()
+    title: str | None = None
+    flag: str | None = None
+    in_id: Callable[[Any], str] | None = None
+    show: Callable[[Any], str] = str
+    recorded: bool = False
+    task_meta: bool = True
+
+    @property
+    def value(self) -> Any:
+        """The canonical value of the default: the paper's protocol."""
+        return self.read(self.default, self.name)
+
+    @property
+    def beyond_paper(self) -> bool:
+        return self.title is not None
+
+
+AXIS = "spatialstale.axis"
+"""The field metadata key holding a field's :class:`Axis`."""
+
+
+def axis(
+    default: Any,
+    read: Reader,
+    help: str,
+    *,
+    values: Sequence[str] = (),
+    title: str | None = None,
+    flag: str | None = None,
+    in_id: Callable[[Any], str] | None = None,
+    show: Callable[[Any], str] = str,
+    recorded: bool = False,
+    task_meta: bool = True,
+) -> Any:
+    """A settings field that is an axis; its name is the field's."""
+    spec = {
+        "default": default,
+        "read": read,
+        "help": help,
+        "values": tuple(values),
+        "title": title,
+        "flag": flag,
+        "in_id": in_id,
+        "show": show,
+        "recorded": recorded,
+        "task_meta": task_meta,
+    }
+    return field(default=read(default, "default"), metadata={AXIS: spec})
+
+
+def axes_of(settings: type[GridSettings] | GridSettings) -> tuple[Axis, ...]:
+    """The axes of a settings class, in declaration order."""
+    return tuple(Axis(name=f.name, **f.metadata[AXIS]) for f in fields(settings) if AXIS in f.metadata)
+
+
+def show_radius(radius: int | None) -> str:
+    return FULL_VIEW if radius is None else str(radius)
+
+
+# --- the settings of each task kind -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GridSettings:
+    """What every task that shows the grid of a detection window (or of a navigation
+    step) shares. Construct it from ``-T`` values with :meth:`read`."""
+
+    kind: ClassVar[str] = "grid"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ()
+    """The call kinds whose system prompt the task sends, each a ``-T KIND_prompt``."""
+
+    regime: tuple[str, ...] = axis(
+        "L2", regimes, "L1, L2 or L3, or several (L1,L2,L3); metrics are grouped by regime", values=CHANGE_REGIMES
+    )
+    modality: str = axis(
+        "text",
+        one_of(MODALITIES),
+        "how the current grid is shown: text (a coordinate listing), vision (a PNG) or both",
+        values=MODALITIES,
+        recorded=True,
+    )
+    batch_size: int = axis(10, at_least(1), "entries per audit call: ⌈n²/B⌉ calls per audit", recorded=True)
+    size: int = axis(DEFAULT_SIZE, at_least(4), "grid side n (8; 16 and 32 work)")
+    structured: bool = axis(
+        False, boolean, "send a JSON response schema with every call (structured output); off in the paper"
+    )
+    observation: str = axis(
+        "full",
+        one_of(OBSERVATIONS),
+        "text listing of the grid: full (every cell, the paper) or holes (only S, G and the holes)",
+        values=OBSERVATIONS,
+        recorded=True,
+    )
+    prompt_set: str = axis(
+        DEFAULT_PROMPT_SET,
+        one_of(tuple(PROMPT_SETS)),
+        "the named set of system prompts; an explicit -T KIND_prompt overrides the set's prompt of that kind",
+        values=tuple(PROMPT_SETS),
+        title="prompt set",
+        flag="--prompt-sets",
+    )
+    seeds: tuple[int, ...] = derive_seeds(MASTER_SEED, N_DEFAULT_SEEDS)
+    """The instance seeds: ``-T seeds``, else ``n_seeds`` derived from ``master_seed``."""
+    prompts: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """The system prompt of each call kind the task sends (the set's, or a -T override)."""
+    order: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    """The axes in the order the task's signature gives them, which its records follow."""
+
+    @classmethod
+    def read(cls, args: Mapping[str, object]) -> Self:
+        """The settings of a task's ``-T`` values (its keyword arguments), each checked.
+
+        A bad value raises TaskParameterError, printed as one line (:func:`reported`).
+        A ``KIND_prompt`` left at its default (the very object ``DEFAULT_PROMPTS[KIND]``,
+        the task signature's default: ``-T`` and config files always pass new text) takes
+        the prompt set's prompt; any other value overrides the set's prompt of that kind.
+
+        Args:
+            args: the task's parameters as given (``locals()`` at its start); one that
+                is missing takes its default.
+        """
+        with reported():
+            values = {a.name: a.read(args.get(a.name, a.default), a.name) for a in axes_of(cls)}
+            values["order"] = tuple(name for name in args if name in values)
+            values["seeds"] = seed_list(
+                args.get("seeds"), args.get("n_seeds", N_DEFAULT_SEEDS), args.get("master_seed", MASTER_SEED)
+            )
+            chosen = PROMPT_SETS[values["prompt_set"]]
+            given = {kind: args.get(f"{kind}_prompt", DEFAULT_PROMPTS[kind]) for kind in cls.prompt_kinds}
+            values["prompts"] = {
+                kind: cls.set_prompt(chosen, kind, values)
+                if text is DEFAULT_PROMPTS[kind]
+                else prompt_text(text, f"{kind}_prompt")
+                for kind, text in given.items()
+            }
+            return cls(**values)
+
+    @classmethod
+    def defaults(cls) -> Any:
+        """Each axis's default as a task signature gives it (``D.regime`` is ``"L2"``)."""
+        return SimpleNamespace(**{a.name: a.default for a in axes_of(cls)})
+
+    @classmethod
+    def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
+        """The prompt set's prompt of ``kind`` for these settings."""
+        return prompt_set.prompt(kind)
+
+    @property
+    def prompt_record(self) -> dict[str, str | int]:
+        """The prompt set's name and version and the hash of the prompts sent."""
+        return prompt_set_metadata(PROMPT_SETS[self.prompt_set], self.prompts)
+
+    def axes(self) -> list[Axis]:
+        """The axes of these settings, in the task signature's order (else declared)."""
+        declared = axes_of(self)
+        rank = {name: i for i, name in enumerate(self.order)}
+        return sorted(declared, key=lambda a: rank.get(a.name, len(rank) + declared.index(a)))
+
+    def task_metadata(self) -> dict[str, object]:
+        """What the task's log header records of its settings."""
+        out: dict[str, object] = {}
+        for a in self.axes():
+            if a.task_meta and a.name != "prompt_set":  # the set is recorded with its version and hash, last
+                value = getattr(self, a.name)
+                out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
+        return {**out, **self.prompt_record}
+
+    def sample_metadata(self) -> dict[str, object]:
+        """What every sample's metadata records of the settings (beside its instance)."""
+        return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded}
+
+    def id_suffix(self) -> str:
+        """The sample id's part naming every axis set away from its default (``-unknown-r1``)."""
+        return "".join(
+            a.in_id(getattr(self, a.name)) for a in self.axes() if a.in_id and getattr(self, a.name) != a.value
+        )
+
+
+@dataclass(frozen=True)
+class DetectionSettings(GridSettings):
+    """The detection task's settings (``spatialstale/detection``)."""
+
+    kind: ClassVar[str] = "detection"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
+
+
+@dataclass(frozen=True)
+class PerceptionSettings(GridSettings):
+    """The perception probe's settings (``spatialstale/perception``)."""
+
+    kind: ClassVar[str] = "perception"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("perception",)
+
+
+@dataclass(frozen=True)
+class NavigationSettings(GridSettings):
+    """The navigation task's settings (``spatialstale/navigation``)."""
+
+    kind: ClassVar[str] = "navigation"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
+
+    strategies: tuple[str, ...] = axis(
+        tuple(STRATEGIES),
+        some_of(tuple(STRATEGIES)),
+        "the memory strategies, one sample each per seed",
+        values=tuple(STRATEGIES),
+    )
+    max_steps: int = axis(MAX_STEPS, at_least(1), "the step budget of an episode")
+    episodes: int = axis(
+        5,
+        at_least(1),
+        "epochs per sample (the paper's 5 episodes); --epochs overrides it",
+        task_meta=False,  # Inspect records it as the log's epochs
+    )
+    filter: str = axis(
+        "delete",
+        one_of(FILTERS),
+        "how SelfVerify, OMCD and Oracle apply their flags: delete removes a flagged entry (the paper), "
+        "unknown keeps it marked UNKNOWN",
+        values=FILTERS,
+        title="filter",
+        flag="--filters",
+        in_id=lambda mode: f"-{mode}",
+        recorded=True,
+    )
+    view_radius: int | None = axis(
+        None,
+        read_view_radius,
+        "fog: full shows the whole grid (the paper); k >= 0 only the cells within Chebyshev distance k of the agent",
+        title="view radius",
+        flag="--view-radii",
+        in_id=lambda radius: f"-r{radius}",
+        show=show_radius,
+        recorded=True,
+    )
+    agent: str = axis(
+        "prompt",
+        one_of(NAVIGATORS),
+        "the navigator: prompt (one call a step, memory in the prompt: the paper) or tools (move and recall tools)",
+        values=NAVIGATORS,
+        title="agent",
+        flag="--agents",
+        in_id=lambda agent: f"-{agent}",
+        recorded=True,
+    )
+
+    @classmethod
+    def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
+        # a prompt set's navigation prompt is for the per-step navigator
+        if kind == "navigate" and values["agent"] == "tools":
+            return DEFAULT_TOOLS_PROMPT
+        return prompt_set.prompt(kind)
+
+
+GRID = GridSettings()
+DETECTION = DetectionSettings()
+PERCEPTION = PerceptionSettings()
+NAVIGATION = NavigationSettings()
+"""The defaults of each task kind: the paper's protocol."""
+
+SETTINGS: dict[str, type[GridSettings]] = {
+    s.kind: s for s in (DetectionSettings, NavigationSettings, PerceptionSettings)
+}
+"""Each task kind's settings, by task name."""

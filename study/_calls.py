@@ -1,0 +1,379 @@
+"""What a study's samples ask, call by call, measured before anything is sent.
+
+Every prompt is built by the solvers' own builders (``audit_messages``,
+``selfverify_messages``, ``navigate_messages``, the tool navigator's tools) for the
+study's real instances, over the solvers' own plan of calls (``detection_windows``,
+``batches_of``); only the answers are assumed. Images are not drawn: the builders are
+given a :class:`~spatialstale.solvers.Sight` whose image names what it shows, and an
+image costs ``image_tokens(size)``. Tokens are ``ceil(chars / 4)`` per message part
+(about four characters a token for English and JSON with common BPE tokenizers),
+unless a :data:`TokenCount` from a model's own counter is given.
+
+- **completions**: the answer in exactly the format the prompt asks for (an audit
+  entry per id with a one-line reason like the prompt's example; SelfVerify listing
+  the truly stale ids; ``{"action": "RIGHT"}`` a step). Verbose models write more.
+- **cached input**: the prefix a prompt shares with the previous prompt of the same
+  kind (the batches of one audit, the steps of one episode), measured part by part,
+  so it follows whatever order the builders use. The part the next prompt will share
+  counts as a cache write when it is not already a cache read.
+
+Detection calls are exact: windows x ceil(n^2 / B) a seed. Navigation depends on when
+episodes end, so its counts are an upper bound: every episode runs ``max_steps``
+steps with the agent at S, OMCD re-audits after every scheduled L3 event before the
+budget ends, SelfVerify makes one call, Oracle none, every view holds the whole store.
+A long chain of calls is measured on ``CHAIN_PAIRS`` evenly spaced pairs of
+consecutive calls and scaled, an L3 audit schedule on its first and last windows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ContentImage,
+    ContentText,
+)
+from inspect_ai.tool import ToolDef
+
+from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos, fog
+from spatialstale.solvers import PROMPT_SETS, NavigationSettings, PromptSet, Sight, batches_of, detection_windows
+from spatialstale.solvers._prompts import (
+    audit_messages,
+    fill_prompt,
+    navigate_messages,
+    position_line,
+    selfverify_messages,
+    user_message,
+)
+from spatialstale.solvers._tools import DEFAULT_TOOLS_PROMPT, move_tool, recall_tool
+
+CHARS_PER_TOKEN = 4
+IMAGE_BASE_TOKENS = 85
+IMAGE_TILE_TOKENS = 170
+IMAGE_TILE_PX = 512
+NAVIGATE_ANSWER = '{"action": "RIGHT"}'
+TOOL_CALL_ANSWER = '{"name": "move", "arguments": {"direction": "right"}}'
+"""A ``move`` call as the tool-using navigator's answer (and, later, its history)."""
+CHAIN_PAIRS = 4
+"""Pairs of consecutive calls measured in a chain longer than ``2 * CHAIN_PAIRS``."""
+WINDOWS_MEASURED = 2
+"""Detection windows measured a seed (the first and the last); the rest are scaled."""
+
+TokenCount = Callable[[str], int]
+"""Tokens of a text."""
+
+
+def chars_over_four(text: str) -> int:
+    """The default token count: ``ceil(len(text) / 4)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def image_tokens(size: int) -> int:
+    """Tokens of one rendered grid image (``size * CELL_PX`` pixels a side): OpenAI's
+    high-detail figure, 85 + 170 per 512-px tile (255 for the default 384x384 image)."""
+    tiles = math.ceil(size * CELL_PX / IMAGE_TILE_PX) ** 2
+    return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
+
+
+IMAGE_TOKENS = image_tokens(8)
+"""255: the per-image figure at the default 8x8 grid (384x384 px)."""
+
+
+def image_named(grid: Grid, agent: Pos | None) -> str:
+    """A stand-in for an image: what it shows (two images of the same grid and agent
+    are the same prefix), without drawing it (a 64x64 grid takes half a second)."""
+    return f"image of grid {hash(grid)} agent {agent}"
+
+
+Part = tuple[str, str]
+"""A piece of a prompt as sent: ("role", name), ("text", text) or ("image", what it shows)."""
+
+
+def prompt_parts(messages: Sequence[ChatMessage]) -> list[Part]:
+    """The prompt flattened in the order a provider receives it."""
+    parts: list[Part] = []
+    for message in messages:
+        parts.append(("role", message.role))
+        if isinstance(message.content, str):
+            parts.append(("text", message.content))
+            continue
+        for content in message.content:
+            if isinstance(content, ContentText):
+                parts.append(("text", content.text))
+            elif isinstance(content, ContentImage):
+                parts.append(("image", content.image))
+    return parts
+
+
+@dataclass(frozen=True)
+class Calls:
+    """Model calls and estimated tokens of one model role. ``cached_tokens`` (part of
+    ``prompt_tokens``) could be read from a prefix cache; ``cache_write_tokens`` are
+    written to it for the next call."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Calls) -> Calls:
+        return Calls(*(a + b for a, b in zip(self.figures, other.figures, strict=True)))
+
+    def __mul__(self, k: int) -> Calls:
+        return Calls(*(a * k for a in self.figures))
+
+    @property
+    def figures(self) -> tuple[int, int, int, int, int]:
+        return (self.calls, self.prompt_tokens, self.completion_tokens, self.cached_tokens, self.cache_write_tokens)
+
+    def tokens_scaled(self, factor: float) -> Calls:
+        """Tokens times ``factor`` (measured on a part, scaled to the whole); calls kept."""
+        return Calls(self.calls, *(round(a * factor) for a in self.figures[1:]))
+
+    def scaled(self, factor: float) -> Calls:
+        """Everything times ``factor`` (a sample of seeds scaled to all of them)."""
+        return Calls(*(round(a * factor) for a in self.figures))
+
+
+@dataclass(frozen=True)
+class Meter:
+    """How prompts are measured: a token count for text and the grid size for images."""
+
+    count: TokenCount = chars_over_four
+    size: int = 8
+
+    def part(self, part: Part) -> int:
+        kind, value = part
+        if kind == "text":
+            return self.count(value)
+        return image_tokens(self.size) if kind == "image" else 0
+
+    def prompt(self, messages: Sequence[ChatMessage]) -> int:
+        return sum(self.part(p) for p in prompt_parts(messages))
+
+    def shared(self, a: Sequence[Part], b: Sequence[Part]) -> int:
+        """Tokens at the start of prompt ``b`` identical to the start of prompt ``a``."""
+        total = 0
+        for x, y in zip(a, b, strict=False):
+            if x == y:
+                total += self.part(x)
+                continue
+            if x[0] == y[0] == "text":
+                total += self.count(x[1][: _common_prefix(x[1], y[1])])
+            break
+        return total
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of two strings (binary search on slices, C speed)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+CallAt = Callable[[int], tuple[list[ChatMessage], str]]
+"""The prompt and the expected answer of the i-th call of a chain."""
+
+
+def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
+    """``length`` consecutive calls of one kind (an audit's batches, an episode's steps).
+
+    Short chains are built in full; a longer one on ``CHAIN_PAIRS`` evenly spaced
+    pairs of consecutive calls, its tokens scaled to ``length`` calls.
+    """
+    if length < 1:
+        return Calls()
+    if length <= 2 * CHAIN_PAIRS:
+        built = [call_at(i) for i in range(length)]
+        parts = [prompt_parts(messages) for messages, _ in built]
+        shared = [0] + [meter.shared(parts[i - 1], parts[i]) for i in range(1, length)] + [0]
+        return Calls(
+            length,
+            sum(sum(meter.part(p) for p in prompt) for prompt in parts),
+            sum(meter.count(answer) for _, answer in built),
+            sum(shared),
+            sum(max(0, shared[i + 1] - shared[i]) for i in range(length)),
+        )
+    starts = sorted({round(k * (length - 2) / (CHAIN_PAIRS - 1)) for k in range(CHAIN_PAIRS)})
+    prompt = completion = cached = 0
+    for start in starts:
+        (first, first_answer), (second, second_answer) = call_at(start), call_at(start + 1)
+        a, b = prompt_parts(first), prompt_parts(second)
+        prompt += sum(meter.part(p) for p in a) + sum(meter.part(p) for p in b)
+        completion += meter.count(first_answer) + meter.count(second_answer)
+        cached += meter.shared(a, b)
+    pairs = len(starts)
+    mean_shared = cached / pairs
+    return Calls(
+        length,
+        round(prompt / (2 * pairs) * length),
+        round(completion / (2 * pairs) * length),
+        round(mean_shared * (length - 1)),
+        round(mean_shared),  # written once, then read by each next call
+    )
+
+
+def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str]) -> str:
+    """A correct audit answer in the requested format, reasons like the prompt's example."""
+    return json.dumps(
+        [
+            {
+                "memory_id": e.id,
+                "is_stale": e.id in stale,
+                "reason": f"({e.row},{e.col}) is {'H' if (e.claim == 'SAFE') == (e.id in stale) else 'F'} "
+                f"in the current grid; the claim {'fails' if e.id in stale else 'holds'}",
+            }
+            for e in batch
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class Asked:
+    """How one task's calls are shown and measured: its settings' sight and prompts."""
+
+    sight: Sight
+    prompts: PromptSet
+    meter: Meter
+    batch_size: int
+    view_radius: int | None = None
+
+    @classmethod
+    def of(cls, settings: object, count: TokenCount = chars_over_four) -> Asked:
+        modality, observation = getattr(settings, "modality"), getattr(settings, "observation")  # noqa: B009
+        return cls(
+            sight=Sight(modality, observation, image=image_named),
+            prompts=PROMPT_SETS[getattr(settings, "prompt_set")],  # noqa: B009
+            meter=Meter(count, getattr(settings, "size")),  # noqa: B009
+            batch_size=getattr(settings, "batch_size"),  # noqa: B009
+            view_radius=getattr(settings, "view_radius", None),
+        )
+
+    def seen(self, instance: Instance, grid: Grid) -> Grid:
+        """``grid`` as the agent at S sees it (fogged under a view radius)."""
+        return fog(grid, instance.start, self.view_radius)
+
+    def audit(self, instance: Instance, grid: Grid) -> Calls:
+        """One batched audit of the whole store against ``grid``."""
+        stale = instance.stale_ids(grid)
+        batches = batches_of(instance.memory, self.batch_size)
+        seen = self.seen(instance, grid)
+
+        def call_at(i: int) -> tuple[list[ChatMessage], str]:
+            messages = audit_messages(batches[i], seen, instance.start, self.sight, self.prompts.audit)
+            return messages, audit_answer(batches[i], stale)
+
+        return chain(call_at, len(batches), self.meter)
+
+    def audits(self, instance: Instance, grids: Sequence[Grid]) -> Calls:
+        """Audits of the whole store against each grid: the first and last measured,
+        the ones between scaled from them (they differ only by the grid's changes)."""
+        if len(grids) <= WINDOWS_MEASURED:
+            total = Calls()
+            for grid in grids:
+                total += self.audit(instance, grid)
+            return total
+        measured = self.audit(instance, grids[0]) + self.audit(instance, grids[-1])
+        return Calls(measured.calls // 2 * len(grids), *(round(a * len(grids) / 2) for a in measured.figures[1:]))
+
+    def detection_sample(self, instance: Instance) -> Calls:
+        """Calls (exact) and tokens of one detection sample: every window audits the store."""
+        return self.audits(instance, [grid for _, grid in detection_windows(instance)])
+
+    def selfverify(self, instance: Instance) -> Calls:
+        grid = instance.initial_grid
+        messages = selfverify_messages(
+            instance.memory, self.seen(instance, grid), instance.start, self.sight, self.prompts.selfverify
+        )
+        answer = json.dumps({"inconsistent": sorted(instance.stale_ids(grid))})
+        return Calls(1, self.meter.prompt(messages), self.meter.count(answer))
+
+    def steps(self, instance: Instance, view: tuple[MemoryEntry, ...] | None, max_steps: int) -> Calls:
+        """The per-step navigator's calls of one episode: ``max_steps`` steps at S."""
+
+        def step_at(step: int) -> tuple[list[ChatMessage], str]:
+            grid = self.seen(instance, instance.grid_after(step))
+            goal, left = instance.goal, max_steps - step
+            return navigate_messages(view, grid, instance.start, goal, left, self.sight, self.prompts.navigate), (
+                NAVIGATE_ANSWER
+            )
+
+        return chain(step_at, max_steps, self.meter)
+
+    def conversation(self, instance: Instance, max_steps: int) -> Calls:
+        """The tool-using navigator's calls of one episode: a turn a step, each a ``move``.
+
+        Turn i sends the whole conversation so far: the tool definitions, the system
+        prompt, the opening observation and i exchanges (a ``move`` call and its result:
+        the step's outcome, observation, position and budget), so the prompt grows by
+        one exchange a turn and all but the newest exchange is the previous turn's prompt
+        (cached). An exchange is measured on the first step and taken as the same length
+        on every later one (the agent at S, as for the per-step navigator).
+        """
+        start = instance.start
+
+        def situation(step: int) -> list[ContentText | ContentImage]:
+            parts = self.sight.content(self.seen(instance, instance.grid_after(step)), start)
+            return [*parts, ContentText(text=position_line(start, instance.goal, max_steps - step))]  # type: ignore[list-item]
+
+        opening: list[ChatMessage] = [
+            ChatMessageSystem(content=tool_definitions()),
+            ChatMessageSystem(content=fill_prompt(DEFAULT_TOOLS_PROMPT, instance.size)),
+            user_message(situation(0)),  # type: ignore[arg-type]
+        ]
+        exchange: list[ChatMessage] = [
+            ChatMessageAssistant(content=TOOL_CALL_ANSWER),
+            ChatMessageTool(
+                content=[ContentText(text=f"Moved right to ({start[0]},{start[1]})."), *situation(1)],
+                function="move",
+            ),
+        ]
+        base, grow, turns = self.meter.prompt(opening), self.meter.prompt(exchange), max_steps
+        return Calls(
+            turns,
+            turns * base + grow * turns * (turns - 1) // 2,
+            turns * self.meter.count(TOOL_CALL_ANSWER),
+            (turns - 1) * base + grow * (turns - 1) * (turns - 2) // 2,
+            base + grow * (turns - 1) if turns > 1 else 0,
+        )
+
+    def episode(self, instance: Instance, strategy: str, settings: NavigationSettings) -> tuple[Calls, Calls]:
+        """(navigator, auditor) upper bounds of one episode of ``strategy``."""
+        if settings.agent == "tools":
+            navigator = self.conversation(instance, settings.max_steps)
+        else:
+            view = None if strategy == "nomemory" else instance.memory
+            navigator = self.steps(instance, view, settings.max_steps)
+        auditor = Calls()
+        if strategy == "selfverify":
+            auditor = self.selfverify(instance)
+        elif strategy == "omcd":
+            grids = [instance.initial_grid]
+            grids += [instance.grid_after(e.step) for e in instance.schedule if e.step < settings.max_steps]
+            auditor = self.audits(instance, grids)
+        return navigator, auditor
+
+
+def tool_definitions() -> str:
+    """The ``move`` and ``recall`` tools as a provider receives them with every call
+    (name, description and JSON schema of each), for their tokens."""
+    defs = [ToolDef(make(None)) for make in (move_tool, recall_tool)]  # type: ignore[arg-type]
+    return json.dumps(
+        [
+            {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
+            for d in defs
+        ]
+    )

@@ -1,0 +1,357 @@
+"""The study's matrix: which tasks a study runs, for which models, on which seeds.
+
+A study is a list of :class:`TaskSpec` (one Inspect task each) run for every model
+(:class:`Study`). The matrix is the paper's: detection over regimes x modalities,
+navigation over regimes with every strategy in one task, and with the batch sweep
+detection on L1 text at B in {1, 5, 10, 20} (App. E). Every axis beyond the paper's
+protocol (each settings field with a ``title``: prompt set, filter mode, view radius,
+navigator, ...) multiplies the cells of the task kinds that have it, one cell per
+value; a value at its default is not passed to the task, so a study without those
+options has the task arguments (and the eval set identity) it always had.
+
+A study too big for one machine runs as shards (:class:`Shard`): shard K of N runs
+every task on every N-th seed, so the shards are disjoint and together complete.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from inspect_ai import Task
+
+from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, default_seeds
+from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
+from spatialstale.solvers import (
+    DETECTION,
+    FILTERING,
+    NAVIGATION,
+    Axis,
+    DetectionSettings,
+    NavigationSettings,
+    axes_of,
+)
+
+Settings = DetectionSettings | NavigationSettings
+TASKS: dict[str, Callable[..., Task]] = {"detection": detection, "navigation": navigation}
+"""The task of each kind a study runs."""
+
+SWEEP_BATCH_SIZES = (1, 5, 10, 20)
+SWEEP_REGIME = "L1"
+SWEEP_MODALITY = "text"
+MAX_STUDY_SIZE = 64
+"""The largest grid a study runs: its navigation prompts hold ~66k tokens (chars / 4)."""
+STUDY_MODALITIES = ("text", "vision")
+"""The detection modalities of the paper's matrix (navigation runs in text)."""
+
+PASSED_ALWAYS = ("regime", "modality", "strategies", "batch_size", "seeds", "size", "max_steps", "episodes")
+"""The task arguments a study always passes: the cell's place in the paper's matrix."""
+
+
+def beyond_paper(kind: str) -> tuple[Axis, ...]:
+    """The axes of a task kind beyond the paper's protocol, in declaration order."""
+    settings = DetectionSettings if kind == "detection" else NavigationSettings
+    return tuple(a for a in axes_of(settings) if a.beyond_paper)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of the study: its settings (one regime each); for detection one modality
+    and batch size, for navigation every strategy of the cell and ``episodes`` epochs."""
+
+    settings: Settings
+
+    @classmethod
+    def make(cls, kind: str, **values: Any) -> TaskSpec:
+        """A cell of ``kind`` with ``values`` (``regime`` one name, ``seeds`` a sequence),
+        every other axis at its default."""
+        base: Settings = DETECTION if kind == "detection" else NAVIGATION
+        if "regime" in values:
+            values["regime"] = (values["regime"],)
+        for key in ("seeds", "strategies"):
+            if key in values:
+                values[key] = tuple(values[key])
+        return cls(replace(base, **values))
+
+    @property
+    def kind(self) -> str:
+        return self.settings.kind
+
+    @property
+    def regime(self) -> str:
+        return self.settings.regime[0]
+
+    @property
+    def modality(self) -> str:
+        return self.settings.modality
+
+    @property
+    def batch_size(self) -> int:
+        return self.settings.batch_size
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return self.settings.seeds
+
+    @property
+    def size(self) -> int:
+        return self.settings.size
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return self.settings.strategies if isinstance(self.settings, NavigationSettings) else ()
+
+    @property
+    def episodes(self) -> int:
+        return self.settings.episodes if isinstance(self.settings, NavigationSettings) else 1
+
+    @property
+    def max_steps(self) -> int:
+        return self.settings.max_steps if isinstance(self.settings, NavigationSettings) else 0
+
+    def axes(self) -> dict[str, str]:
+        """The axes this cell sets away from the paper's protocol, by column title
+        (``prompt set``, ``filter``, ``view radius``, ``agent``); empty for a paper cell."""
+        out: dict[str, str] = {}
+        for a in beyond_paper(self.kind):
+            value = getattr(self.settings, a.name)
+            if value != a.value and a.title is not None:
+                out[a.title] = a.show(value)
+        return out
+
+    @property
+    def base_name(self) -> str:
+        """The cell without its axes beyond the paper: ``detection L1 text B=10``, ``navigation L2 text``."""
+        if self.kind == "detection":
+            return f"detection {self.regime} {self.modality} B={self.batch_size}"
+        return f"navigation {self.regime} {self.modality}"
+
+    @property
+    def name(self) -> str:
+        """A short label: ``detection L1 text B=10`` or ``navigation L2 text filter=unknown agent=tools``."""
+        changed = [
+            f"{a.name}={a.show(getattr(self.settings, a.name))}"
+            for a in beyond_paper(self.kind)
+            if getattr(self.settings, a.name) != a.value
+        ]
+        return " ".join([self.base_name, *changed])
+
+    @property
+    def samples(self) -> int:
+        """Inspect samples: one per seed (per (seed, strategy) for navigation)."""
+        return len(self.seeds) * max(1, len(self.strategies))
+
+    @property
+    def records(self) -> int:
+        """Sample records in the log: each sample once per epoch (``episodes``)."""
+        return self.samples * self.episodes
+
+    def args(self) -> dict[str, Any]:
+        """The task's arguments, as the log records them (``task_args_passed``), in the
+        order of the task's signature: the cell's place in the paper's matrix always,
+        an axis beyond the paper only away from its default."""
+        beyond = {a.name: a for a in beyond_paper(self.kind)}
+        args: dict[str, Any] = {}
+        for name in inspect.signature(TASKS[self.kind]).parameters:
+            if not hasattr(self.settings, name):
+                continue
+            value = getattr(self.settings, name)
+            if name in beyond and value != beyond[name].value:
+                args[name] = value
+            elif name in PASSED_ALWAYS:
+                args[name] = self.regime if name == "regime" else list(value) if isinstance(value, tuple) else value
+        return args
+
+    def task(self) -> Task:
+        """The Inspect task; its arguments are recorded in the log (and in eval_set's task hash)."""
+        return TASKS[self.kind](**self.args())
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (1-based): every task on the seeds at positions
+    ``index - 1``, ``index - 1 + count``, ... of the study's seed list."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``K/N`` with 1 <= K <= N.
+
+        Raises:
+            ValueError: for anything else.
+        """
+        index, _, count = text.partition("/")
+        try:
+            shard = cls(int(index), int(count))
+        except ValueError:
+            raise ValueError(f"--shard must be K/N with 1 <= K <= N (e.g. 2/8); got {text!r}") from None
+        if not 1 <= shard.index <= shard.count:
+            raise ValueError(f"--shard must be K/N with 1 <= K <= N (e.g. 2/8); got {text!r}")
+        return shard
+
+    def seeds(self, seeds: Sequence[int]) -> tuple[int, ...]:
+        """This shard's part of ``seeds`` (raises ValueError when it would be empty)."""
+        if self.count > len(seeds):
+            raise ValueError(f"--shard {self}: {self.count} shards need at least {self.count} seeds; got {len(seeds)}")
+        return tuple(seeds[self.index - 1 :: self.count])
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class Study:
+    """What to run and for whom. ``auditor`` binds the ``auditor`` model role (the
+    audits of detection, SelfVerify and OMCD); without it each model audits itself."""
+
+    models: tuple[str, ...]
+    tasks: tuple[TaskSpec, ...]
+    auditor: str | None = None
+    log_dir: str = "logs/study"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments for :func:`inspect_ai.eval_set`: model args, generation config,
+    limits, concurrency and error handling (see ``_options``)."""
+    model_roles: Mapping[str, Any] | None = None
+    """Model roles besides ``auditor`` (``--model-role``)."""
+    shard: Shard | None = None
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """Every (model, task) of the study: one log each once it is done."""
+        return tuple(Cell(model, spec) for model in self.models for spec in self.tasks)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One model on one task: one log of the eval set."""
+
+    model: str
+    spec: TaskSpec
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}: {self.spec.name}"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.model, self.spec.kind, json.dumps(self.spec.args(), sort_keys=True))
+
+
+def study_seeds(seeds: Sequence[int] | None, n_seeds: int, master_seed: int = MASTER_SEED) -> tuple[int, ...]:
+    """Explicit seeds when given, else the first ``n_seeds`` derived from ``master_seed``."""
+    if seeds:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be distinct")
+        if any(s < 0 for s in seeds):
+            raise ValueError("seeds must be non-negative integers")
+        return tuple(seeds)
+    return default_seeds(master_seed, n_seeds)
+
+
+def study_tasks(
+    *,
+    seeds: Sequence[int],
+    regimes: Sequence[str] = CHANGE_REGIMES,
+    modalities: Sequence[str] = STUDY_MODALITIES,
+    strategies: Sequence[str] = NAVIGATION.strategies,
+    navigation_modality: str = NAVIGATION.modality,
+    episodes: int = NAVIGATION.episodes,
+    max_steps: int = NAVIGATION.max_steps,
+    batch_size: int = NAVIGATION.batch_size,
+    batch_sweep: bool = False,
+    size: int = NAVIGATION.size,
+    detection_on: bool = True,
+    navigation_on: bool = True,
+    axes: Mapping[str, Sequence[Any]] | None = None,
+) -> tuple[TaskSpec, ...]:
+    """The paper's matrix, once per combination of the values of ``axes``.
+
+    Detection runs over regimes x modalities (and with ``batch_sweep`` on L1 text at
+    B in {1, 5, 10, 20}, App. E, under the default values of ``axes`` only);
+    navigation over regimes, every strategy in one task, ``episodes`` epochs. ``axes``
+    maps an axis beyond the paper (``prompt_set``, ``filter``, ``view_radius``,
+    ``agent``, ...) to the values to run, canonical; each task kind runs once per
+    combination of the values of its own axes (default: the paper's value alone). A
+    filter mode other than ``delete`` runs only the strategies it changes
+    (``FILTERING``): NoMemory and NoFilter would repeat their ``delete`` runs.
+
+    Raises:
+        ValueError: for a value the settings refuse, a size beyond
+            ``MAX_STUDY_SIZE``, no seed, or a filter mode without a strategy it changes.
+    """
+    axes = dict(axes or {})
+    for name, given in axes.items():
+        if not given:
+            raise ValueError(f"a study needs at least one value of {name}")
+    if not 4 <= size <= MAX_STUDY_SIZE:
+        # a navigation prompt of a 128x128 grid holds ~260k tokens, beyond any context window
+        raise ValueError(f"size must be from 4 to {MAX_STUDY_SIZE}; got {size}")
+    if not seeds:
+        raise ValueError("a study needs at least one seed")
+    specs: list[TaskSpec] = []
+    common = {"seeds": tuple(seeds), "size": size, "batch_size": batch_size}
+    if detection_on:
+        for values in _combinations("detection", axes):
+            for modality in modalities:
+                for regime in regimes:
+                    specs.append(_spec("detection", regime=regime, modality=modality, **common, **values))
+        if batch_sweep:
+            for b in SWEEP_BATCH_SIZES:
+                spec = _spec("detection", regime=SWEEP_REGIME, modality=SWEEP_MODALITY, **{**common, "batch_size": b})
+                if spec not in specs:
+                    specs.append(spec)
+    if navigation_on and strategies:
+        for values in _combinations("navigation", axes):
+            ran = tuple(strategies)
+            mode = values.get("filter", NAVIGATION.filter)
+            if mode != NAVIGATION.filter:
+                ran = tuple(s for s in strategies if s in FILTERING)
+                if not ran:
+                    raise ValueError(
+                        f"filter mode {mode} changes only {', '.join(FILTERING)}; "
+                        f"none of them is among the strategies ({', '.join(strategies)})"
+                    )
+            for regime in regimes:
+                specs.append(
+                    _spec(
+                        "navigation",
+                        regime=regime,
+                        modality=navigation_modality,
+                        strategies=ran,
+                        episodes=episodes,
+                        max_steps=max_steps,
+                        **common,
+                        **values,
+                    )
+                )
+    return tuple(specs)
+
+
+def _combinations(kind: str, axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the values of ``kind``'s axes beyond the paper (the default
+    where ``axes`` gives none), in declaration order, the first axis outermost."""
+    own = beyond_paper(kind)
+    choices = [axes.get(a.name, (a.value,)) for a in own]
+    return [dict(zip((a.name for a in own), combo, strict=True)) for combo in itertools.product(*choices)]
+
+
+def _spec(kind: str, **values: Any) -> TaskSpec:
+    """A cell, its values checked as the task would check them."""
+    settings = DetectionSettings if kind == "detection" else NavigationSettings
+    checked = {}
+    for a in axes_of(settings):
+        if a.name in values:
+            value = values[a.name]
+            try:
+                checked[a.name] = a.read(list(value) if isinstance(value, tuple) else value, a.name)
+            except ValueError as error:
+                raise ValueError(str(error)) from None
+    spec = TaskSpec.make(kind, **{**values, **checked, "regime": checked.get("regime", values["regime"])[0]})
+    return spec
