@@ -32,23 +32,18 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from spatialstale.solvers._errors import QuietExit
+
 from ._perception import perceive
 from ._policies import AGENTS
 from ._tools import tool_output
-
-try:
-    # Inspect's CLI exits 1 on a SilentException without printing anything; it is
-    # not public API, so fall back to a plain exception (shown with a traceback).
-    from inspect_ai._util.error import SilentException as _QuietExit
-except ImportError:  # pragma: no cover
-    _QuietExit = Exception  # type: ignore[misc,assignment]
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 255
 """A fixed estimate per image, whatever its size (hosted vision models charge a few hundred)."""
 
 
-class ReferenceAgentError(ValueError, _QuietExit):
+class ReferenceAgentError(ValueError, QuietExit):
     """An unknown agent name or a model argument: a ValueError, silent to Inspect's CLI."""
 
     reported = True

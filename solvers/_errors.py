@@ -22,6 +22,9 @@ except ImportError:  # pragma: no cover
     QuietExit = Exception  # type: ignore[misc,assignment]
 
 
+__all__ = ["QuietExit", "TaskParameterError", "reported"]
+
+
 class TaskParameterError(ValueError, QuietExit):
     """A bad ``-T`` value: a ValueError whose message :func:`reported` prints as one line.
 

@@ -1,0 +1,216 @@
+"""The report's page: Markdown laid out by Jinja2 templates, and the same page as HTML.
+
+The section builders (``_sections_paper``, ``_sections_beyond``) compute the numbers
+and the cells of every table; the templates in ``templates/`` hold the headings, the
+prose and the order of the sections. report.html is the Markdown converted by
+markdown-it-py with every figure embedded as a data URI, so the page travels as one
+file. Cells are Markdown: plain names go through :func:`esc`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+import pandas as pd
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+MISSING = "missing"
+VIEWER = "viewer"
+"""The folder, beside the report, of Inspect's static log viewer (``--bundle``)."""
+TITLE = "SpatialSTALE reproduction report"
+STYLE = (
+    "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.4}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
+    "img{max-width:100%}a{color:inherit}td a{text-decoration:underline dotted}"
+)
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
+
+
+def esc(text: str) -> str:
+    """``text`` with Markdown's inline syntax escaped (model names, file names)."""
+    return text.translate(_MARKDOWN_SPECIAL)
+
+
+def link(text: str, href: str | None) -> str:
+    """A Markdown link, or ``text`` alone when there is nothing to link to."""
+    return f"[{text}](<{href}>)" if href else text
+
+
+def short(label: str) -> str:
+    """A model label without provider prefixes: ``openai/gpt-4o`` -> ``gpt-4o``."""
+    return re.sub(r"[\w.\-]+/", "", label)
+
+
+def name(model: object) -> str:
+    """A model label as a table shows it: provider prefixes dropped, Markdown escaped."""
+    return esc(short(str(model)))
+
+
+def nan(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def pct(x: float) -> str:
+    return MISSING if nan(x) else f"{100 * x:.1f}%"
+
+
+def num(x: float, digits: int = 3) -> str:
+    return "-" if nan(x) else f"{x:.{digits}f}"
+
+
+def pvalue(p: float) -> str:
+    if nan(p):
+        return "-"
+    return f"{p:.2e}" if p < 0.001 else f"{p:.3f}"
+
+
+def beside(ours: float, theirs: float | None, as_pct: bool = True, digits: int = 3) -> str:
+    """``paper value (Δ ours - paper)``, or empty when the paper gives none."""
+    if theirs is None:
+        return ""
+    if as_pct:
+        delta = "" if nan(ours) else f" (Δ {100 * (ours - theirs):+.1f} pp)"
+        return f"{100 * theirs:.1f}%{delta}"
+    delta = "" if nan(ours) else f" (Δ {ours - theirs:+.{digits}f})"
+    return f"{theirs:.{digits}f}{delta}"
+
+
+def as_int(value: object) -> int:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0
+    return 0 if math.isnan(number) else int(number)
+
+
+def first_row(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
+    """The first row of ``frame`` matching ``keys``, or None (also when ``frame``
+    lacks a key's column: a table of a partial matrix may have none of its rows)."""
+    if frame.empty or any(key not in frame.columns for key in keys):
+        return None
+    mask = pd.Series(True, index=frame.index)
+    for key, value in keys.items():
+        mask &= frame[key] == value
+    part = frame[mask]
+    return None if part.empty else part.iloc[0]
+
+
+def log_of(frame: pd.DataFrame, **keys: object) -> str | None:
+    """The log of the newest sample row matching ``keys`` (the log a cell came from)."""
+    row = first_row(frame.iloc[::-1], **keys)
+    return None if row is None else str(row["log"])
+
+
+@dataclass(frozen=True)
+class Table:
+    """A pipe table: a header and rows of Markdown cells."""
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure the report drew (``path`` None: nothing to draw) and its caption."""
+
+    path: Path | None
+    caption: str
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a cell's log is, seen from the report folder."""
+
+    log_dir: str
+    out: Path
+    viewer: bool = False
+
+    def href(self, log: object) -> str | None:
+        """The report-relative link to ``log`` (a log location), or None."""
+        if not isinstance(log, str) or not log:
+            return None
+        local = log.removeprefix("file://")
+        remote = "://" in local
+        if self.viewer:
+            base = self.log_dir.rstrip("/") if remote else os.path.abspath(self.log_dir.removeprefix("file://"))
+            inside = local[len(base) :].lstrip("/") if remote else os.path.relpath(local, base)
+            return f"{VIEWER}/index.html#/logs/{quote(inside)}"
+        return log if remote else quote(os.path.relpath(local, self.out.resolve()))
+
+
+def _cell(text: object) -> str:
+    # a pipe inside a cell ends it unless escaped, even inside a link
+    return str(text).replace("\n", " ").replace("|", "\\|")
+
+
+_environment: jinja2.Environment | None = None
+
+
+def environment() -> jinja2.Environment:
+    """The templates' environment (built once): Markdown, so nothing is HTML-escaped."""
+    global _environment
+    if _environment is None:
+        _environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+            autoescape=False,  # the output is Markdown; cells are escaped by esc()
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        _environment.filters["cell"] = _cell
+    return _environment
+
+
+def render_markdown(context: Mapping[str, Any]) -> str:
+    """The report as Markdown: ``report.md.j2`` with ``context``; blocks are separated by
+    one blank line whatever the templates' spacing."""
+    text = environment().get_template("report.md.j2").render(**context, title=TITLE, missing=MISSING)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+ImageRule = Callable[[RendererHTML, Sequence[Token], int, OptionsDict, EnvType], str]
+
+
+def _embedded_image(folder: Path) -> ImageRule:
+    """markdown-it's image rule, with a figure of ``folder`` inlined as a data URI."""
+
+    def render(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+        token = tokens[idx]
+        src = str(token.attrGet("src") or "")
+        path = folder / src
+        if src and "/" not in src and path.is_file():
+            token.attrSet("src", "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii"))
+        return self.image(tokens, idx, options, env)
+
+    return render
+
+
+def to_html(markdown: str, figures_dir: Path) -> str:
+    """The Markdown as one self-contained HTML page: figures from ``figures_dir`` are
+    embedded as data URIs."""
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md.add_render_rule("image", _embedded_image(figures_dir))
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f"<title>{html.escape(TITLE)}</title><style>{STYLE}</style></head><body>\n"
+        + str(md.render(markdown))
+        + "</body></html>\n"
+    )

@@ -1,0 +1,229 @@
+"""The report's sections on what lies beyond the paper's protocol, each present only when
+the logs hold it: fog, the tool-using navigator, the perception probe and the prompt
+sets. Each function returns its template's context (``templates/<section>.md.j2``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from spatialstale.env import CHANGE_REGIMES as REGIMES
+
+from . import _figures as figures
+from . import _perception as probe
+from . import _prompt_sets as prompt_sets
+from ._document import MISSING, Figure, Links, Table, first_row, link, log_of, name, nan, num, pct, pvalue
+from ._navigation_stats import (
+    AGENT,
+    FILTER,
+    FULL_VIEW,
+    PAPER_FILTER,
+    PROMPT_AGENT,
+    STRATEGY_ORDER,
+    VIEW,
+    agent_tests,
+    matching,
+    nomemory_bound,
+    outcome_rates,
+    strategy_label,
+    strategy_tests,
+    view_order,
+    with_axes,
+)
+from ._sections_paper import TEST_HEADER, test_row, unreachable
+
+NAMES = figures.STRATEGY_NAMES
+
+
+def view_name(radius: str) -> str:
+    return "full view" if radius == FULL_VIEW else f"radius {radius}"
+
+
+def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
+    """Success and death against the view radius, paired tests between strategies at
+    each radius, and whether NoMemory is still an upper bound under fog."""
+    nav = matching(with_axes(every_nav), {FILTER: PAPER_FILTER, AGENT: PROMPT_AGENT})
+    if nav.empty:
+        return {"empty": True}
+    radii = view_order(nav[VIEW].unique())
+    rates = outcome_rates(nav)
+    tables = []
+    for modality in sorted(nav.modality.unique()):
+        rows = []
+        for model in sorted(nav.model.unique()):
+            for regime in REGIMES:
+                for strategy in STRATEGY_ORDER:
+                    keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
+                    if first_row(rates, **keys) is None:
+                        continue
+                    row = [name(model), regime, NAMES.get(strategy, strategy)]
+                    for radius in radii:
+                        r, log = first_row(rates, **keys, view_radius=radius), log_of(nav, **keys, view_radius=radius)
+                        row.append(
+                            MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log))
+                        )
+                    rows.append(row)
+        header = ["model", "regime", "strategy", *(f"{view_name(r)} SR / Death" for r in radii)]
+        tables.append((modality, Table(header, rows)))
+    tests = strategy_tests(nav)
+    test_rows = [
+        test_row(t, NAMES.get(t.a, t.a), NAMES.get(t.b, t.b), view=view_name(str(t.view_radius)))
+        for t in tests[tests.reachable].itertuples()
+    ]
+    return {
+        "empty": False,
+        "tables": tables,
+        "fig11": Figure(
+            figures.fig_fog(rates, out / "fig11_fog.png"),
+            "Fig. 11 (ours): success and death rate against the view radius (full = the paper's view), per strategy",
+        ),
+        "upper_bound": upper_bound_reading(nomemory_bound(nav)),
+        "n_tests": len(tests),
+        "unreachable": unreachable(tests, "seeds", "tests", "the table above holds their rates") if len(tests) else "",
+        "tests": Table(["model", "regime", "view", *TEST_HEADER], test_rows),
+    }
+
+
+def upper_bound_reading(bound: pd.DataFrame) -> str:
+    """Whether NoMemory is still an upper bound on success, under fog and in full view."""
+    if bound.empty:
+        return "Whether NoMemory is an upper bound needs NoMemory and another strategy on the same radius."
+    under_fog = bound[bound[VIEW] != FULL_VIEW]
+    full = bound[bound[VIEW] == FULL_VIEW]
+    parts = []
+    if len(full):
+        parts.append(
+            f"In the full view NoMemory is an upper bound on success in {int(full.bounded.sum())} of {len(full)} "
+            "(model, regime) cells (no memory strategy succeeds more often)."
+        )
+    if len(under_fog):
+        broken = under_fog[~under_fog.bounded.astype(bool)]
+        if broken.empty:
+            parts.append(f"Under fog NoMemory is still an upper bound in every one of the {len(under_fog)} cells.")
+        else:
+            shown = [
+                f"{name(r.model)} {r.regime} {view_name(str(r.view_radius))}: "
+                f"{NAMES.get(r.best, r.best)} {pct(r.best_success)} vs NoMemory {pct(r.nomemory)} "
+                f"(at least as often on {r.seeds_at_least} of {r.seeds} seeds, more often on {r.seeds_more})"
+                for r in broken.itertuples()
+            ]
+            parts.append(
+                f"Under fog NoMemory is no longer an upper bound in {len(broken)} of {len(under_fog)} (model, regime, "
+                f"radius) cells, where a memory strategy succeeds more often: " + "; ".join(shown) + "."
+            )
+    return " ".join(parts)
+
+
+def _sig(significant: object, reachable: object) -> str:
+    if not reachable:
+        return "n too small"
+    return "significant" if significant else "not significant"
+
+
+def _change(t: pd.Series) -> str:
+    return f"{100 * t.difference:+.1f} pp, p={pvalue(t.p_holm)} ({_sig(t.significant, t.reachable)})"
+
+
+def tools(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
+    """Outcomes of the tool-calling navigator beside the per-step prompt navigator's,
+    strategy by strategy, with paired tests on the same seeds."""
+    nav = with_axes(every_nav)
+    tests = agent_tests(nav)
+    success = tests[tests.metric == "success"]
+    several_views = len(set(tests[VIEW])) > 1
+    radii = view_order(success[VIEW].unique())
+    modes = sorted(set(success[FILTER]), key=lambda mode: (mode != PAPER_FILTER, mode))
+
+    def order(t: pd.Series) -> tuple[object, ...]:
+        rank = STRATEGY_ORDER.index(t.strategy) if t.strategy in STRATEGY_ORDER else 99
+        return (t.model, t.regime, t.modality, rank, modes.index(t[FILTER]), radii.index(t[VIEW]))
+
+    rows = []
+    for _, t in sorted(success.iterrows(), key=lambda item: order(item[1])):
+        keys = {k: t[k] for k in ("model", "regime", "modality", "strategy", FILTER, VIEW)}
+        death = matching(tests, {**keys, "metric": "death", "agent": t.agent}).iloc[0]
+        log, prompt_log = log_of(nav, **keys, agent=t.agent), log_of(nav, **keys, agent=PROMPT_AGENT)
+        rows.append(
+            [
+                name(t.model),
+                str(t.regime),
+                str(t.modality),
+                *([view_name(str(t[VIEW]))] if several_views else []),
+                strategy_label(str(t.strategy), str(t[FILTER]), NAMES),
+                str(t.seeds),
+                link(f"{pct(t.mean_b)} / {pct(death.mean_b)}", links.href(prompt_log)),
+                link(f"{pct(t.mean_a)} / {pct(death.mean_a)}", links.href(log)),
+                _change(t),
+                _change(death),
+                f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
+            ]
+        )
+    header = ["model", "regime", "obs", *(["view"] if several_views else []), "strategy", "seeds"]
+    header += ["prompt SR / Death", "tools SR / Death", "Δ success (Holm p)", "Δ death (Holm p)", "McNemar"]
+    return {"n_tests": len(tests), "table": Table(header, rows)}
+
+
+def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
+    """The perception probe beside detection and OMCD: is a low F1 memory or sight?"""
+    table = probe.probe_table(per, det, nav)
+    rows = []
+    for r in probe.probe_summary(table).itertuples():
+        cell = matching(per, {"model": r.model, "regime": r.regime, "modality": r.modality})
+        href = links.href(str(cell.iloc[-1].log)) if len(cell) else None
+        rows.append(
+            [
+                name(r.model),
+                str(r.regime),
+                str(r.modality),
+                str(r.seeds),
+                link(num(r.accuracy), href),
+                num(r.balanced_accuracy),
+                num(r.hole_recall),
+                num(r.ice_recall),
+                MISSING if nan(r.detection_f1) else num(r.detection_f1),
+                MISSING if nan(r.omcd_success) else pct(r.omcd_success),
+            ]
+        )
+    header = ["model", "regime", "modality", "seeds", "accuracy", "balanced accuracy", "hole recall", "ice recall"]
+    return {
+        "table": Table([*header, "detection F1", "OMCD success"], rows),
+        "reading": probe.probe_reading(probe.perception_gap(table)).split("\n"),
+        "fig10": Figure(
+            probe.fig_perception_f1(table, out / "fig10_perception.png"),
+            "Fig. 10 (ours): perception vs detection F1, one point per seed",
+        ),
+    }
+
+
+def prompt_sensitivity(det: pd.DataFrame, nav: pd.DataFrame, sets: list[str], baseline: str) -> dict[str, object]:
+    """Each measure under each prompt set, the change against ``baseline`` with its
+    Holm-adjusted p, and whether the paper's strategy contrasts hold under every set."""
+    table = prompt_sets.sensitivity_table(det, nav)
+    others = [n for n in sets if n != baseline]
+    header = ["model", "regime", "modality", "measure", *[f"`{n}`" for n in sets]]
+    header += [h for n in others for h in (f"`{n}` Δ", "p")]
+    rows = []
+    for r in table.to_dict("records"):
+        measure = "F1" if r["strategy"] == prompt_sets.DETECTION_MEASURE else f"{r['strategy']} {r['metric']}"
+        cells = [name(r["model"]), str(r["regime"]), str(r["modality"]), measure]
+        cells += [MISSING if nan(r.get(n)) else num(float(r[n])) for n in sets]
+        for n in others:
+            delta, p = r.get(f"{n} Δ"), r.get(f"{n} p_holm")
+            cells += ["-" if nan(delta) else f"{float(delta):+.3f}", "-" if nan(p) else pvalue(float(p))]
+        rows.append(cells)
+    robust = prompt_sets.contrast_robustness(nav) if not nav.empty else pd.DataFrame()
+    holds = robust[robust.holds_under_every_set.astype(bool)] if not robust.empty else robust
+    return {
+        "baseline": baseline,
+        "table": Table(header, rows),
+        "contrasts": len(robust),
+        "same_direction": int(robust.same_direction.astype(bool).sum()) if not robust.empty else 0,
+        "holding": Table(
+            ["model", "regime", "modality", "contrast", "measure"],
+            [
+                [name(r["model"]), str(r["regime"]), str(r["modality"]), f"{r['a']} vs {r['b']}", str(r["metric"])]
+                for r in holds.to_dict("records")
+            ],
+        ),
+    }

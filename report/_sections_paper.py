@@ -1,0 +1,466 @@
+"""The report's sections on the paper's own matrix: the logs, navigation and detection.
+
+Each function computes one section's numbers, table cells and figures and returns
+them as the context of its template (``templates/<section>.md.j2``), which holds the
+headings and the prose. A cell the logs do not cover reads ``missing``; a cell with
+data links to the log it came from; where a model matches one the paper reports, the
+paper's value stands beside ours with the difference (ours - paper).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from spatialstale.env import CHANGE_REGIMES as REGIMES
+
+from . import _figures as figures
+from . import _paper as paper
+from ._detection_stats import (
+    MAIN_BATCH_SIZE,
+    batch_sweep,
+    detection_summary,
+    f1_vs_success,
+    flag_rates,
+    main_detection,
+    modality_tests,
+    stale_ratios,
+    thaw_freeze,
+)
+from ._document import (
+    MISSING,
+    Figure,
+    Links,
+    Table,
+    as_int,
+    beside,
+    esc,
+    first_row,
+    link,
+    log_of,
+    name,
+    num,
+    pct,
+    pvalue,
+)
+from ._load import FLAG_CELLS, Results
+from ._navigation_stats import FILTER, PAPER_FILTER, STRATEGY_ORDER, strategy_label, strategy_tests, with_axes
+from ._stats import ALPHA
+
+MODALITIES = ("text", "vision")
+SWEEP = (1, 5, 10, 20)
+USAGE_FIELDS = (
+    ("input_tokens", "input"),
+    ("input_tokens_cache_read", "cache read"),
+    ("input_tokens_cache_write", "cache write"),
+    ("output_tokens", "output"),
+    ("reasoning_tokens", "reasoning"),
+    ("total_tokens", "total"),
+)
+
+
+def unreachable(tests: pd.DataFrame, unit: str, what: str, where: str) -> str:
+    """One sentence on the tests that cannot reach alpha with the pairs they have."""
+    out = tests[~tests.reachable]
+    if out.empty:
+        return ""
+    most = int(out[unit].max())
+    which = (
+        f"None of the {len(tests)} {what} can"
+        if len(out) == len(tests)
+        else f"{len(out)} of the {len(tests)} {what} cannot"
+    )
+    return (
+        f"{which} reach alpha = {ALPHA} with the {unit} they pair (at most {most}): a two-sided Wilcoxon test "
+        "on n pairs gives p >= 2/2^n at best, and Holm's adjustment over the family leaves even that above "
+        f"alpha, so they are not listed ({where})."
+    )
+
+
+def test_row(t: Any, a: str, b: str, *, view: str | None = None, extra: str | None = None) -> list[str]:
+    """A row of a table of paired tests between strategies: the contrast, its seeds,
+    Δ, Wilcoxon p, Holm p, significance and McNemar (success only)."""
+    return [
+        name(t.model),
+        str(t.regime),
+        *([view] if view is not None else []),
+        f"{a} vs {b}",
+        str(t.metric),
+        f"{t.seeds} ({t.nonzero} ≠ 0)",
+        f"{100 * t.difference:+.1f} pp",
+        pvalue(t.p),
+        pvalue(t.p_holm),
+        "yes" if t.significant else "no",
+        "" if t.metric != "success" else f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
+        *([extra] if extra is not None else []),
+    ]
+
+
+TEST_HEADER = ["A vs B", "rate", "seeds", "Δ", "Wilcoxon p", "Holm p", f"sig. (alpha={ALPHA})", "McNemar only A/only B"]
+
+
+# --- overview -----------------------------------------------------------------------
+
+
+def overview(results: Results, source: str, links: Links) -> dict[str, object]:
+    """The logs read, their status, what could not be read, token usage, stale ratios."""
+    logs = results.logs
+    superseded = logs[logs.superseded]
+    rows = []
+    for _, log in logs.sort_values(["kind", "model_label", "created"]).iterrows():
+        expected = as_int(log.total_samples) * max(1, as_int(log.epochs))
+        rows.append(
+            [
+                str(log.kind),
+                esc(str(log.model_label)),
+                str(log.status) + (" (superseded)" if log.superseded else ""),
+                f"{as_int(log.completed_samples)} / {expected}",
+                link(esc(os.path.basename(str(log.log))), links.href(log.log)),
+            ]
+        )
+    return {
+        "source": source or "logs",
+        "logs_read": len(logs) - len(superseded),
+        "detection_samples": len(results.detection),
+        "navigation_episodes": len(results.navigation),
+        "logs": Table(["task", "model", "status", "sample records completed / expected", "log"], rows),
+        "incomplete": int(((logs.status != "success") & ~logs.superseded).sum()),
+        "superseded": len(superseded),
+        "problems": esc("; ".join(results.problems)),
+        "usage": _usage(results),
+        "stale_ratios": _stale_ratios(results.detection) if not results.detection.empty else None,
+    }
+
+
+def _usage(results: Results) -> Table:
+    totals: dict[str, dict[str, int]] = {}
+    for text in results.logs.model_usage:
+        for model, usage in (json.loads(text) if isinstance(text, str) else {}).items():
+            into = totals.setdefault(model, {})
+            for key, _ in USAGE_FIELDS:
+                into[key] = into.get(key, 0) + int(usage.get(key) or 0)
+    rows = [[esc(model), *(f"{totals[model][key]:,}" for key, _ in USAGE_FIELDS)] for model in sorted(totals)]
+    return Table(["model", *(label for _, label in USAGE_FIELDS)], rows)
+
+
+def _stale_ratios(det: pd.DataFrame) -> Table:
+    ratios = stale_ratios(det)
+    rows = []
+    for regime in REGIMES:
+        r = first_row(ratios, regime=regime)
+        ref = paper.STALE_RATIO[regime]
+        theirs = f"{ref[0]:.3f} ± {ref[1]:.3f} [{ref[2]:.3f}, {ref[3]:.3f}]"
+        if r is None:
+            rows.append([regime, "0", MISSING, "", theirs])
+            continue
+        rows.append(
+            [
+                regime,
+                str(r.seeds),
+                f"{r['mean']:.3f} ± {num(r['std'])}",
+                f"[{r['min']:.3f}, {r['max']:.3f}]",
+                f"{theirs} (Δ mean {r['mean'] - ref[0]:+.3f})",
+            ]
+        )
+    return Table(["regime", "seeds", "ours mean ± std", "ours range", "paper (50 seeds)"], rows)
+
+
+# --- navigation ---------------------------------------------------------------------
+
+
+def _strategy_rows(nav: pd.DataFrame) -> list[tuple[str, str]]:
+    """(strategy, filter mode) of each table row: every strategy in the paper's mode,
+    each followed by the other modes the logs ran it in (side by side)."""
+    ran = set(zip(nav.strategy, nav[FILTER], strict=True))
+    others = sorted({mode for _, mode in ran} - {PAPER_FILTER})
+    return [(s, m) for s in STRATEGY_ORDER for m in (PAPER_FILTER, *others) if m == PAPER_FILTER or (s, m) in ran]
+
+
+def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) -> dict[str, object] | None:
+    """Table 3 (rates with CIs and the paper's values), the paired tests between
+    strategies, Fig. 5, Table 6 and Fig. 6; None without navigation logs."""
+    if nav.empty:
+        return None
+    nav = with_axes(nav)
+    strategy_rows = _strategy_rows(nav)
+    # the figures draw the paper's filter mode; the tables show every mode side by side
+    paper_rates = rates[rates[FILTER] == PAPER_FILTER] if FILTER in rates.columns else rates
+    models = sorted(nav.model.unique())
+    modalities = sorted(nav.modality.unique())
+
+    def rate(**keys: object) -> tuple[pd.Series | None, str | None]:
+        return first_row(rates, **keys), log_of(nav, **keys)
+
+    table3 = []
+    for modality in modalities:
+        rows = []
+        for model in models:
+            for strategy, mode in strategy_rows:
+                row = [name(model), strategy_label(strategy, mode, figures.STRATEGY_NAMES)]
+                for regime in REGIMES:
+                    r, log = rate(model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
+                    row.append(MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log)))
+                rows.append(row)
+        table3.append((modality, Table(["model", "strategy", *(f"{r} SR / Death" for r in REGIMES)], rows)))
+
+    detail = []
+    for model in models:
+        ref_model = paper.paper_model(model)
+        for modality in modalities:
+            for regime in REGIMES:
+                for strategy, mode in strategy_rows:
+                    label = strategy_label(strategy, mode)
+                    r, log = rate(model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
+                    if r is None:
+                        detail.append([name(model), modality, regime, label, "0", MISSING, "", "", "", "", ""])
+                        continue
+                    paper_row = modality == "text" and mode == PAPER_FILTER
+                    ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if paper_row else None
+                    detail.append(
+                        [
+                            name(model),
+                            modality,
+                            regime,
+                            label,
+                            link(f"{r.episodes} ({r.seeds} seeds)", links.href(log)),
+                            f"{pct(r.success)} [{pct(r.success_low)}, {pct(r.success_high)}]",
+                            f"{pct(r.death)} [{pct(r.death_low)}, {pct(r.death_high)}]",
+                            pct(r.timeout),
+                            f"{r.fallbacks} / {r.died_on_stale}",
+                            beside(r.success, ref["success"]) if ref else "",
+                            beside(r.death, ref["death"]) if ref else "",
+                        ]
+                    )
+    detail_header = ["model", "obs", "regime", "strategy", "episodes", "success [95% CI]", "death [95% CI]"]
+    detail_header += ["timeout", "fallbacks / died on stale", "paper success", "paper death"]
+
+    tests = strategy_tests(nav)
+    test_rows = []
+    names = figures.STRATEGY_NAMES
+    for _, t in tests[tests.reachable].iterrows():
+        ref_model = paper.paper_model(str(t.model))
+        paper_test = t.metric == "success" and t[FILTER] == PAPER_FILTER
+        contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if paper_test else None
+        a, b = strategy_label(t.a, t[FILTER], names), strategy_label(t.b, t[FILTER], names)
+        test_rows.append(test_row(t, a, b, extra=contrast or ""))
+
+    steps = []
+    for model in models:
+        ref_model = paper.paper_model(model) or ""
+        for regime in REGIMES:
+            for strategy, mode in strategy_rows:
+                label = strategy_label(strategy, mode)
+                r = first_row(rates, model=model, regime=regime, strategy=strategy, filter=mode)
+                if r is None:
+                    steps.append([name(model), regime, label, MISSING, MISSING, MISSING, ""])
+                    continue
+                cells, refs = [], []
+                for outcome in ("success", "death", "timeout"):
+                    n = int(r[f"n_{outcome}"])
+                    cells.append(f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)")
+                    paper_row = regime == paper.STEPS_REGIME and mode == PAPER_FILTER
+                    value = paper.STEPS.get((ref_model, strategy, outcome)) if paper_row else None
+                    if value is not None:
+                        refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], value, as_pct=False, digits=1)}")
+                steps.append([name(model), regime, label, *cells, "; ".join(refs)])
+
+    return {
+        "table3": table3,
+        "detail": Table(detail_header, detail),
+        "tests": Table(["model", "regime", *TEST_HEADER, "paper"], test_rows),
+        "n_tests": len(tests),
+        "unreachable": unreachable(tests, "seeds", "tests", "Table 3 holds their rates") if len(tests) else "",
+        "fig5": Figure(
+            figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"), "Fig. 5: success rate, 95% bootstrap CI"
+        ),
+        "steps": Table(
+            ["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], steps
+        ),
+        "fig6": Figure(
+            figures.fig6_steps(paper_rates, out / "fig6_steps.png"), "Fig. 6: mean steps by outcome and strategy"
+        ),
+    }
+
+
+# --- detection ----------------------------------------------------------------------
+
+
+def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object] | None:
+    """Fig. 3 with the vision-text tests, Fig. 4, 7, 8, 9 and Table 5; None without
+    detection logs."""
+    if det.empty:
+        return None
+    main = main_detection(det)
+    summary = detection_summary(main)
+    models = sorted(det.model.unique())
+    f1_rows = []
+    for model in models:
+        ref_model = paper.paper_model(model) or ""
+        for modality in [*MODALITIES, *(m for m in sorted(set(summary.modality)) if m not in MODALITIES)]:
+            for regime in REGIMES:
+                r = first_row(summary, model=model, regime=regime, modality=modality)
+                if r is None:
+                    f1_rows.append([name(model), modality, regime, "0", MISSING, "", "", "", "", ""])
+                    continue
+                log = log_of(main, model=model, regime=regime, modality=modality, batch_size=r.batch_size)
+                f1_rows.append(
+                    [
+                        name(model),
+                        modality,
+                        regime,
+                        f"{r.seeds} (B={r.batch_size})",
+                        link(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", links.href(log)),
+                        f"[{num(r.f1_low)}, {num(r.f1_high)}]",
+                        f"{r.precision:.3f} / {r.recall:.3f}",
+                        f"{r.calls_per_seed:.1f}",
+                        f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}",
+                        "",
+                    ]
+                )
+            overall = summary[(summary.model == model) & (summary.modality == modality)]
+            ref = paper.DETECTION_F1.get((ref_model, modality))
+            if ref is not None and len(overall):
+                mean = float(overall.f1_mean.mean())
+                f1_rows.append(
+                    [
+                        name(model),
+                        modality,
+                        "mean of L1-L3",
+                        "",
+                        f"{mean:.3f}",
+                        "",
+                        "",
+                        "",
+                        "",
+                        beside(mean, ref, False),
+                    ]
+                )
+    f1_header = ["model", "obs", "regime", "seeds", "F1 mean ± std", "95% CI", "P / R", "calls a seed"]
+    f1_header += ["unparseable / unanswered / unknown ids", "paper"]
+
+    mod = modality_tests(det)
+    mod_rows = []
+    for _, t in mod[mod.reachable].iterrows():
+        ref = paper.VISION_DELTA.get(paper.paper_model(str(t.model)) or "")
+        mod_rows.append(
+            [
+                name(t.model),
+                str(t.pairs),
+                f"{t.difference:+.3f}",
+                pvalue(t.p),
+                pvalue(t.p_holm),
+                "yes" if t.significant else "no",
+                beside(t.difference, ref, as_pct=False) if ref is not None else "",
+            ]
+        )
+
+    flags = flag_rates(det)
+    flag_rows = []
+    for _, f in flags.iterrows():
+        ref_model = paper.paper_model(str(f.model)) or ""
+        refs = [
+            f"{cell} {beside(f[cell], paper.FLAG_RATES[(ref_model, cell)])}"
+            for cell in FLAG_CELLS
+            if (ref_model, cell) in paper.FLAG_RATES and f.modality == "vision"
+        ]
+        rates = [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
+        flag_rows.append([name(f.model), str(f.modality), *rates, "; ".join(refs)])
+
+    tf = thaw_freeze(det)
+    tf_rows = []
+    for _, t in tf.iterrows():
+        ref_model = paper.paper_model(str(t.model)) or ""
+        refs = [
+            f"{kind} {beside(t[kind], paper.THAW_FREEZE[(ref_model, t.regime, kind)])}"
+            for kind in ("thaw", "freeze")
+            if (ref_model, t.regime, kind) in paper.THAW_FREEZE and t.modality == "vision"
+        ]
+        gap = t.thaw - t.freeze
+        tf_rows.append(
+            [
+                name(t.model),
+                str(t.modality),
+                str(t.regime),
+                f"{pct(t.thaw)} (N={t.thaw_n})",
+                f"{pct(t.freeze)} (N={t.freeze_n})",
+                "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp",
+                "; ".join(refs),
+            ]
+        )
+
+    pairs, corr = f1_vs_success(det, nav) if not nav.empty else (pd.DataFrame(), pd.DataFrame())
+    corr_rows = [
+        [
+            name(c.model),
+            str(c.regime),
+            str(c.seeds),
+            _corr(c.pearson_r, c.pearson_p),
+            _corr(c.spearman_rho, c.spearman_p),
+        ]
+        for _, c in corr.iterrows()
+    ]
+    return {
+        "f1": Table(f1_header, f1_rows),
+        "fig3": Figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds"),
+        "modality_tests": Table(
+            ["model", "pairs", "Δ F1 (vision - text)", "Wilcoxon p", "Holm p", "significant", "paper"], mod_rows
+        ),
+        "n_modality_tests": len(mod),
+        "modality_unreachable": unreachable(mod, "pairs", "model tests", "Fig. 3 holds their F1") if len(mod) else "",
+        "flags": Table(["model", "obs", *FLAG_CELLS, "paper"], flag_rows),
+        "fig4": Figure(figures.fig4_flags(flags, out / "fig4_flags.png"), "Fig. 4: flag rate by claim x truth"),
+        "fig7": Figure(
+            figures.fig7_precision_recall(summary, out / "fig7_precision_recall.png"),
+            "Fig. 7: mean precision and recall per (model, modality, regime), iso-F1 contours",
+        ),
+        "thaw_freeze": Table(["model", "obs", "regime", "thaw recall", "freeze recall", "gap", "paper"], tf_rows),
+        "fig8": Figure(
+            figures.fig8_thaw_freeze(tf, out / "fig8_thaw_freeze.png"), "Fig. 8: recall by change direction"
+        ),
+        "correlations": Table(["model", "regime", "seeds", "Pearson r (p)", "Spearman rho (p)"], corr_rows),
+        "paper_correlation": paper.CORRELATION,
+        "fig9": Figure(
+            figures.fig9_f1_success(pairs, corr, out / "fig9_f1_success.png") if len(corr) else None,
+            "Fig. 9: per-seed F1 vs OMCD success",
+        ),
+        "sweep": _sweep(det, models, links),
+        "paper_b10": paper.BATCH_F1_B10,
+    }
+
+
+def _corr(value: float, p: float) -> str:
+    return "undefined" if math.isnan(value) else f"{value:+.3f} ({pvalue(p)})"
+
+
+def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
+    """Table 5: F1 and calls against the batch size (L1, text), and the paper's deltas."""
+    sweep = batch_sweep(det)
+    rows = []
+    for model in models:
+        sweep_model = paper.paper_model(model)
+        base = first_row(sweep, model=model, batch_size=MAIN_BATCH_SIZE)
+        for b in SWEEP:
+            r = first_row(sweep, model=model, batch_size=b)
+            if r is None:
+                rows.append([name(model), str(b), "0", MISSING, MISSING, "", ""])
+                continue
+            delta = math.nan if base is None else r.f1_mean - base.f1_mean
+            ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" else None
+            log = log_of(det, model=model, regime="L1", modality="text", batch_size=b)
+            rows.append(
+                [
+                    name(model),
+                    str(b),
+                    str(r.seeds),
+                    link(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", links.href(log)),
+                    f"{r.calls_per_seed:.1f}",
+                    "-" if math.isnan(delta) else f"{delta:+.3f}",
+                    "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
+                ]
+            )
+    return Table(["model", "B", "seeds", "F1 mean ± std", "calls a seed", "F1 - F1(B=10)", "paper F1 - F1(B=10)"], rows)
