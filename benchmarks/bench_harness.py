@@ -61,7 +61,6 @@ from typing import Any
 SERVICE = "bench"
 """``openai-api/bench/...``: the provider reads ``BENCH_API_KEY`` and ``BENCH_BASE_URL``."""
 
-IMAGE_TOKENS = 255
 CHARS_PER_TOKEN = 4
 
 
@@ -353,50 +352,15 @@ def baseline(calls: list[tuple[list[Any], Any]], url: str, *, latency: float, co
 # --- prefix sharing --------------------------------------------------------------------
 
 
-def _units(messages: Sequence[Any]) -> list[tuple[str, str]]:
-    """A prompt as (kind, value) parts in the order a server sees them."""
-    from inspect_ai.model import ContentImage, ContentText
-
-    units: list[tuple[str, str]] = []
-    for message in messages:
-        if isinstance(message.content, str):
-            units.append(("text", f"<{message.role}>" + message.content))
-            continue
-        units.append(("text", f"<{message.role}>"))
-        for part in message.content:
-            if isinstance(part, ContentText):
-                units.append(("text", part.text))
-            elif isinstance(part, ContentImage):
-                units.append(("image", part.image))
-    return units
-
-
-def _tokens(unit: tuple[str, str]) -> float:
-    return IMAGE_TOKENS if unit[0] == "image" else len(unit[1]) / CHARS_PER_TOKEN
-
-
-def _common_chars(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def shared_prefix(previous: Sequence[Any], current: Sequence[Any]) -> float:
-    """The share of ``current`` (in tokens) that equals the start of ``previous``."""
-    before, now = _units(previous), _units(current)
-    total = sum(_tokens(u) for u in now)
-    shared = 0.0
-    for a, b in zip(before, now, strict=False):
-        if a == b:
-            shared += _tokens(b)
-            continue
-        if a[0] == b[0] == "text":
-            shared += _common_chars(a[1], b[1]) / CHARS_PER_TOKEN
-        break
-    return shared / total if total else 0.0
+    """The share of ``current`` (in tokens) that equals the start of ``previous``,
+    measured as the dry run measures it (``spatialstale.study._calls``)."""
+    from spatialstale.study._calls import Meter, prompt_parts
+
+    meter = Meter()
+    before, now = prompt_parts(previous), prompt_parts(current)
+    total = sum(meter.part(p) for p in now)
+    return meter.shared(before, now) / total if total else 0.0
 
 
 def prefix_by_kind(log_path: str) -> dict[str, float]:

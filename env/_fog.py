@@ -82,14 +82,15 @@ def view_radius_of(grid: Grid, agent: Pos) -> int | None:
     )
 
 
-def fog_note(grid: Grid, agent: Pos) -> str | None:
-    """The line stating the fog rule under a fogged listing; None when nothing is fogged."""
+def fog_note(grid: Grid, agent: Pos, unseen: str = f"Cells marked {FOG_CELL}") -> str | None:
+    """The sentence stating the fog rule (``unseen`` names the hidden cells as the
+    observation shows them); None when nothing is fogged."""
     radius = view_radius_of(grid, agent)
     window = visible_window(grid)
     if radius is None or window is None:
         return None
     (r0, r1), (c0, c1) = window
     return (
-        f"Cells marked {FOG_CELL} are beyond your view (radius {radius} around the agent): "
+        f"{unseen} are beyond your view (radius {radius} around the agent): "
         f"you see rows {r0}-{r1} and columns {c0}-{c1}."
     )

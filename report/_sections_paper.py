@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -362,24 +363,16 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     flags = flag_rates(det)
     flag_rows = []
     for _, f in flags.iterrows():
-        ref_model = paper.paper_model(str(f.model)) or ""
-        refs = [
-            f"{cell} {beside(f[cell], paper.FLAG_RATES[(ref_model, cell)])}"
-            for cell in FLAG_CELLS
-            if (ref_model, cell) in paper.FLAG_RATES and f.modality == "vision"
-        ]
+        refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES, lambda model, cell: (model, cell))
         rates = [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
-        flag_rows.append([name(f.model), str(f.modality), *rates, "; ".join(refs)])
+        flag_rows.append([name(f.model), str(f.modality), *rates, refs])
 
     tf = thaw_freeze(det)
     tf_rows = []
     for _, t in tf.iterrows():
-        ref_model = paper.paper_model(str(t.model)) or ""
-        refs = [
-            f"{kind} {beside(t[kind], paper.THAW_FREEZE[(ref_model, t.regime, kind)])}"
-            for kind in ("thaw", "freeze")
-            if (ref_model, t.regime, kind) in paper.THAW_FREEZE and t.modality == "vision"
-        ]
+        refs = _vision_refs(
+            t, ("thaw", "freeze"), paper.THAW_FREEZE, lambda model, kind, regime=t.regime: (model, regime, kind)
+        )
         gap = t.thaw - t.freeze
         tf_rows.append(
             [
@@ -389,7 +382,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                 f"{pct(t.thaw)} (N={t.thaw_n})",
                 f"{pct(t.freeze)} (N={t.freeze_n})",
                 "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp",
-                "; ".join(refs),
+                refs,
             ]
         )
 
@@ -431,6 +424,17 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "sweep": _sweep(det, models, links),
         "paper_b10": paper.BATCH_F1_B10,
     }
+
+
+def _vision_refs(
+    row: pd.Series, columns: Sequence[str], values: Mapping[Any, float], key: Callable[[str, str], Any]
+) -> str:
+    """The paper's value of each of ``columns`` beside ours, for a vision row of a model
+    the paper reports (its figures state vision values only)."""
+    model = paper.paper_model(str(row.model)) or ""
+    if row.modality != "vision":
+        return ""
+    return "; ".join(f"{c} {beside(row[c], values[key(model, c)])}" for c in columns if key(model, c) in values)
 
 
 def _corr(value: float, p: float) -> str:

@@ -28,6 +28,14 @@ BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
 
+def _paired(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Two paired samples as float arrays (paired by position)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired samples differ in length: {x.size} vs {y.size}")
+    return x, y
+
+
 @dataclass(frozen=True)
 class Wilcoxon:
     n: int
@@ -41,10 +49,7 @@ class Wilcoxon:
 
 def paired_wilcoxon(a: Sequence[float], b: Sequence[float]) -> Wilcoxon:
     """Wilcoxon signed-rank test of ``a - b`` (paired by position), two-sided."""
-    x = np.asarray(a, dtype=float)
-    y = np.asarray(b, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"paired samples differ in length: {x.size} vs {y.size}")
+    x, y = _paired(a, b)
     d = x - y
     nonzero = int(np.count_nonzero(d))
     mean = float(d.mean()) if d.size else math.nan
@@ -146,10 +151,7 @@ class Correlation:
 
 def correlations(x: Sequence[float], y: Sequence[float]) -> Correlation:
     """Pearson and Spearman of paired values; NaN when fewer than 3 pairs or a side is constant."""
-    a = np.asarray(x, dtype=float)
-    b = np.asarray(y, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
+    a, b = _paired(x, y)
     nan = math.nan
     if a.size < 3 or np.all(a == a[0]) or np.all(b == b[0]):
         return Correlation(int(a.size), nan, nan, nan, nan)

@@ -11,7 +11,8 @@ from inspect_ai.scorer import Metric, MetricProtocol, SampleScore, Value, metric
 from ._pure import Confusion
 
 
-def _values(scores: list[SampleScore], key: str) -> list[float]:
+def score_values(scores: list[SampleScore], key: str) -> list[float]:
+    """The numbers under ``key`` of each dict-valued score (NaN values left out)."""
     out = []
     for s in scores:
         value = s.score.value
@@ -23,7 +24,7 @@ def _values(scores: list[SampleScore], key: str) -> list[float]:
 
 
 def _sum(scores: list[SampleScore], key: str) -> float:
-    return sum(_values(scores, key))
+    return sum(score_values(scores, key))
 
 
 @metric
@@ -31,7 +32,7 @@ def f1_mean() -> Metric:
     """The headline: the mean of per-seed F1."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = _values(scores, "f1")
+        values = score_values(scores, "f1")
         return statistics.fmean(values) if values else math.nan
 
     return compute
@@ -42,7 +43,7 @@ def f1_std() -> Metric:
     """The sample standard deviation (ddof=1) of per-seed F1."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = _values(scores, "f1")
+        values = score_values(scores, "f1")
         return statistics.stdev(values) if len(values) > 1 else 0.0
 
     return compute
@@ -85,7 +86,7 @@ def micro_f1() -> Metric:
 
 def _rate(key: str) -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
-        values = _values(scores, key)
+        values = score_values(scores, key)
         return statistics.fmean(values) if values else math.nan
 
     return compute

@@ -19,7 +19,7 @@ from inspect_ai.solver import TaskState
 from spatialstale.env import entry_id
 from spatialstale.solvers._probe import PERCEPTION_STORE_KEY
 
-from ._metrics import limit_rate, pooled_ratio
+from ._metrics import limit_rate, pooled_ratio, score_values
 from ._pure import Confusion, confusion, rate
 from ._scorers import by, claims_from_g0
 
@@ -96,13 +96,7 @@ def mean_of(key: str) -> Metric:
     """The mean over samples of the score value ``key`` (NaN values left out)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = []
-        for s in scores:
-            value = s.score.value
-            if isinstance(value, dict) and isinstance(value.get(key), int | float):
-                number = float(value[key])
-                if not math.isnan(number):
-                    values.append(number)
+        values = score_values(scores, key)
         return statistics.fmean(values) if values else math.nan
 
     return compute

@@ -10,22 +10,7 @@ from inspect_ai.solver import TaskState
 from spatialstale.env import entry_id
 from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, OUTCOMES
 
-from ._metrics import (
-    death_rate,
-    death_steps,
-    f1_mean,
-    f1_std,
-    grouped_metric,
-    limit_rate,
-    micro_f1,
-    micro_precision,
-    micro_recall,
-    pooled_ratio,
-    success_rate,
-    success_steps,
-    timeout_rate,
-    timeout_steps,
-)
+from . import _metrics as m
 from ._pure import Confusion, detection_breakdown, rate
 
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
@@ -40,7 +25,7 @@ def by(metric: Metric, key: str, label: str, *, within: str | None = None) -> Me
     pooled silently. The overall value comes first: Inspect's log list shows a log's
     first metric as its score.
     """
-    return grouped_metric(metric, key, label, within)
+    return m.grouped_metric(metric, key, label, within)
 
 
 def claims_from_g0(g0: list[str]) -> dict[str, str]:
@@ -59,15 +44,15 @@ def _record(state: TaskState, key: str) -> Any:
 
 @scorer(
     metrics=[
-        by(f1_mean(), "regime", "f1_mean"),
-        by(f1_std(), "regime", "f1_std"),
-        by(micro_precision(), "regime", "micro_precision"),
-        by(micro_recall(), "regime", "micro_recall"),
-        by(micro_f1(), "regime", "micro_f1"),
-        by(pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
-        by(pooled_ratio("unanswered", "judgments"), "regime", "unanswered_rate"),
-        by(pooled_ratio("conflicting", "judgments"), "regime", "conflicting_rate"),
-        by(limit_rate(), "regime", "limit_rate"),
+        by(m.f1_mean(), "regime", "f1_mean"),
+        by(m.f1_std(), "regime", "f1_std"),
+        by(m.micro_precision(), "regime", "micro_precision"),
+        by(m.micro_recall(), "regime", "micro_recall"),
+        by(m.micro_f1(), "regime", "micro_f1"),
+        by(m.pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
+        by(m.pooled_ratio("unanswered", "judgments"), "regime", "unanswered_rate"),
+        by(m.pooled_ratio("conflicting", "judgments"), "regime", "conflicting_rate"),
+        by(m.limit_rate(), "regime", "limit_rate"),
     ]
 )
 def stale_f1() -> Scorer:
@@ -128,15 +113,15 @@ def stale_f1() -> Scorer:
 
 @scorer(
     metrics=[
-        by(success_rate(), "strategy", "success", within="regime"),
-        by(death_rate(), "strategy", "death", within="regime"),
-        by(timeout_rate(), "strategy", "timeout", within="regime"),
-        by(success_steps(), "strategy", "steps_success", within="regime"),
-        by(death_steps(), "strategy", "steps_death", within="regime"),
-        by(timeout_steps(), "strategy", "steps_timeout", within="regime"),
-        by(limit_rate(), "strategy", "limit", within="regime"),
-        by(pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate", within="regime"),
-        by(pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate", within="regime"),
+        by(m.success_rate(), "strategy", "success", within="regime"),
+        by(m.death_rate(), "strategy", "death", within="regime"),
+        by(m.timeout_rate(), "strategy", "timeout", within="regime"),
+        by(m.success_steps(), "strategy", "steps_success", within="regime"),
+        by(m.death_steps(), "strategy", "steps_death", within="regime"),
+        by(m.timeout_steps(), "strategy", "steps_timeout", within="regime"),
+        by(m.limit_rate(), "strategy", "limit", within="regime"),
+        by(m.pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate", within="regime"),
+        by(m.pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate", within="regime"),
     ]
 )
 def episode_outcome() -> Scorer:

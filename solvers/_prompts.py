@@ -46,11 +46,10 @@ from spatialstale.env import (
     Grid,
     MemoryEntry,
     Pos,
+    fog_note,
     holes_observation,
     render_png,
     text_observation,
-    view_radius_of,
-    visible_window,
 )
 
 AUDIT_MARKER = "[SpatialSTALE:audit]"
@@ -264,15 +263,8 @@ def image_header(grid: Grid, agent: Pos) -> str:
 
     A grid with no fogged cell gets :data:`IMAGE_OBSERVATION_HEADER`, the paper's.
     """
-    radius = view_radius_of(grid, agent)
-    window = visible_window(grid)
-    if radius is None or window is None:
-        return IMAGE_OBSERVATION_HEADER
-    (r0, r1), (c0, c1) = window
-    return (
-        f"{FOG_IMAGE_OBSERVATION_HEADER} Grey cells are beyond your view (radius {radius} around the agent): "
-        f"you see rows {r0}-{r1} and columns {c0}-{c1}."
-    )
+    rule = fog_note(grid, agent, "Grey cells")
+    return IMAGE_OBSERVATION_HEADER if rule is None else f"{FOG_IMAGE_OBSERVATION_HEADER} {rule}"
 
 
 @dataclass(frozen=True)

@@ -227,9 +227,9 @@ AXIS = "spatialstale.axis"
 
 def axis(
     default: Any,
-    read: Reader,
     help: str,
     *,
+    read: Reader | None = None,
     values: Sequence[str] = (),
     title: str | None = None,
     flag: str | None = None,
@@ -238,7 +238,12 @@ def axis(
     recorded: bool = False,
     task_meta: bool = True,
 ) -> Any:
-    """A settings field that is an axis; its name is the field's."""
+    """A settings field that is an axis; its name is the field's. A closed vocabulary
+    (``values``) is read as one of its values unless ``read`` says otherwise."""
+    if read is None:
+        if not values:
+            raise ValueError("an axis needs a reader or its values")
+        read = one_of(values)
     spec = {
         "default": default,
         "read": read,
@@ -259,6 +264,11 @@ def axes_of(settings: type[GridSettings] | GridSettings) -> tuple[Axis, ...]:
     return tuple(Axis(name=f.name, **f.metadata[AXIS]) for f in fields(settings) if AXIS in f.metadata)
 
 
+def named(value: object) -> str:
+    """A value's part of a sample id: ``-unknown``, ``-tools``."""
+    return f"-{value}"
+
+
 def show_radius(radius: int | None) -> str:
     return FULL_VIEW if radius is None else str(radius)
 
@@ -276,30 +286,27 @@ class GridSettings:
     """The call kinds whose system prompt the task sends, each a ``-T KIND_prompt``."""
 
     regime: tuple[str, ...] = axis(
-        "L2", regimes, "L1, L2 or L3, or several (L1,L2,L3); metrics are grouped by regime", values=CHANGE_REGIMES
+        "L2", "L1, L2 or L3, or several (L1,L2,L3); metrics are grouped by regime", read=regimes, values=CHANGE_REGIMES
     )
     modality: str = axis(
         "text",
-        one_of(MODALITIES),
         "how the current grid is shown: text (a coordinate listing), vision (a PNG) or both",
         values=MODALITIES,
         recorded=True,
     )
-    batch_size: int = axis(10, at_least(1), "entries per audit call: ⌈n²/B⌉ calls per audit", recorded=True)
-    size: int = axis(DEFAULT_SIZE, at_least(4), "grid side n (8; 16 and 32 work)")
+    batch_size: int = axis(10, "entries per audit call: ⌈n²/B⌉ calls per audit", read=at_least(1), recorded=True)
+    size: int = axis(DEFAULT_SIZE, "grid side n (8; 16 and 32 work)", read=at_least(4))
     structured: bool = axis(
-        False, boolean, "send a JSON response schema with every call (structured output); off in the paper"
+        False, "send a JSON response schema with every call (structured output); off in the paper", read=boolean
     )
     observation: str = axis(
         "full",
-        one_of(OBSERVATIONS),
         "text listing of the grid: full (every cell, the paper) or holes (only S, G and the holes)",
         values=OBSERVATIONS,
         recorded=True,
     )
     prompt_set: str = axis(
         DEFAULT_PROMPT_SET,
-        one_of(tuple(PROMPT_SETS)),
         "the named set of system prompts; an explicit -T KIND_prompt overrides the set's prompt of that kind",
         values=tuple(PROMPT_SETS),
         title="prompt set",
@@ -407,32 +414,31 @@ class NavigationSettings(GridSettings):
 
     strategies: tuple[str, ...] = axis(
         tuple(STRATEGIES),
-        some_of(tuple(STRATEGIES)),
         "the memory strategies, one sample each per seed",
+        read=some_of(tuple(STRATEGIES)),
         values=tuple(STRATEGIES),
     )
-    max_steps: int = axis(MAX_STEPS, at_least(1), "the step budget of an episode")
+    max_steps: int = axis(MAX_STEPS, "the step budget of an episode", read=at_least(1))
     episodes: int = axis(
         5,
-        at_least(1),
         "epochs per sample (the paper's 5 episodes); --epochs overrides it",
+        read=at_least(1),
         task_meta=False,  # Inspect records it as the log's epochs
     )
     filter: str = axis(
         "delete",
-        one_of(FILTERS),
         "how SelfVerify, OMCD and Oracle apply their flags: delete removes a flagged entry (the paper), "
         "unknown keeps it marked UNKNOWN",
         values=FILTERS,
         title="filter",
         flag="--filters",
-        in_id=lambda mode: f"-{mode}",
+        in_id=named,
         recorded=True,
     )
     view_radius: int | None = axis(
         None,
-        read_view_radius,
         "fog: full shows the whole grid (the paper); k >= 0 only the cells within Chebyshev distance k of the agent",
+        read=read_view_radius,
         title="view radius",
         flag="--view-radii",
         in_id=lambda radius: f"-r{radius}",
@@ -441,12 +447,11 @@ class NavigationSettings(GridSettings):
     )
     agent: str = axis(
         "prompt",
-        one_of(NAVIGATORS),
         "the navigator: prompt (one call a step, memory in the prompt: the paper) or tools (move and recall tools)",
         values=NAVIGATORS,
         title="agent",
         flag="--agents",
-        in_id=lambda agent: f"-{agent}",
+        in_id=named,
         recorded=True,
     )
 

@@ -17,6 +17,7 @@ is the oracle.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
@@ -49,6 +50,34 @@ class StrategyContext:
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         """``grid`` as an audit made at ``agent`` sees it."""
         return fog(grid, agent, self.view_radius)
+
+    async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
+        """The batched audit of ``entries`` (OMCD's) against ``grid`` as seen from
+        ``agent``: the auditor role, the batch size, the audit prompt, structured
+        output and the answer reading of the task's settings."""
+        return await batched_audit(
+            self.auditor,
+            entries,
+            self.seen(grid, agent),
+            agent,
+            sight=self.sight,
+            batch_size=self.batch_size,
+            prompt=self.audit_prompt,
+            step=step,
+            structured=self.structured,
+        )
+
+    async def selfverify(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> AuditResult:
+        """SelfVerify's single check of ``entries`` against ``grid`` as seen from ``agent``."""
+        return await selfverify_audit(
+            self.auditor,
+            entries,
+            self.seen(grid, agent),
+            agent,
+            sight=self.sight,
+            prompt=self.selfverify_prompt,
+            structured=self.structured,
+        )
 
 
 FILTERS = ("delete", "unknown")
@@ -138,18 +167,7 @@ class SelfVerify(_Strategy):
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if not self.audits:
-            c = self.context
-            self.audits.append(
-                await selfverify_audit(
-                    c.auditor,
-                    self.memory,
-                    c.seen(grid, agent),
-                    agent,
-                    sight=c.sight,
-                    prompt=c.selfverify_prompt,
-                    structured=c.structured,
-                )
-            )
+            self.audits.append(await self.context.selfverify(self.memory, grid, agent))
         return self.filtered(self.audits[-1])
 
 
@@ -170,18 +188,7 @@ class OMCD(_Strategy):
         self.audited_grid: Grid | None = None
 
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
-        c = self.context
-        return await batched_audit(
-            c.auditor,
-            self.memory,
-            c.seen(grid, agent),
-            agent,
-            sight=c.sight,
-            batch_size=c.batch_size,
-            prompt=c.audit_prompt,
-            step=step,
-            structured=c.structured,
-        )
+        return await self.context.audit(self.memory, step, grid, agent)
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if grid != self.audited_grid:

@@ -57,17 +57,17 @@ class TaskEstimate:
 
     @property
     def sampled(self) -> bool:
-        return self.measured_seeds < len(self.spec.seeds)
+        return self.measured_seeds < len(self.spec.settings.seeds)
 
 
 def estimate_task(spec: TaskSpec, count: TokenCount = chars_over_four) -> TaskEstimate:
     """The dry-run figures of one task (the same for every model), with its settings'
     prompts, observation and fog."""
-    measured = seed_sample(spec.seeds, spec.size)
+    measured = seed_sample(spec.settings.seeds, spec.settings.size)
     asked = Asked.of(spec.settings, count)
     navigator = auditor = Calls()
     for seed in measured:
-        instance = make_instance(seed, spec.regime, spec.size)
+        instance = make_instance(seed, spec.regime, spec.settings.size)
         if not isinstance(spec.settings, NavigationSettings):
             auditor += asked.detection_sample(instance)
             continue
@@ -75,9 +75,9 @@ def estimate_task(spec: TaskSpec, count: TokenCount = chars_over_four) -> TaskEs
             nav, aud = asked.episode(instance, strategy, spec.settings)
             navigator += nav * spec.episodes
             auditor += aud * spec.episodes
-    sampled = len(measured) < len(spec.seeds)
+    sampled = len(measured) < len(spec.settings.seeds)
     if sampled:
-        factor = len(spec.seeds) / len(measured)
+        factor = len(spec.settings.seeds) / len(measured)
         navigator, auditor = navigator.scaled(factor), auditor.scaled(factor)
     exact = spec.kind == "detection" and not sampled
     return TaskEstimate(spec, spec.samples, navigator, auditor, exact, len(measured))
@@ -177,7 +177,7 @@ def _row_cost(row: PlanRow, prices: Prices) -> float | None:
 
 def _counts(estimate: TaskEstimate) -> str:
     if estimate.sampled:
-        return f"estimate ({estimate.measured_seeds} of {len(estimate.spec.seeds)} seeds)"
+        return f"estimate ({estimate.measured_seeds} of {len(estimate.spec.settings.seeds)} seeds)"
     if getattr(estimate.spec.settings, "agent", None) == "tools":
         return "estimate (a turn a step)"  # recall turns come on top; early ends come off
     return "exact" if estimate.exact else "upper bound"

@@ -87,22 +87,6 @@ class TaskSpec:
         return self.settings.regime[0]
 
     @property
-    def modality(self) -> str:
-        return self.settings.modality
-
-    @property
-    def batch_size(self) -> int:
-        return self.settings.batch_size
-
-    @property
-    def seeds(self) -> tuple[int, ...]:
-        return self.settings.seeds
-
-    @property
-    def size(self) -> int:
-        return self.settings.size
-
-    @property
     def strategies(self) -> tuple[str, ...]:
         return self.settings.strategies if isinstance(self.settings, NavigationSettings) else ()
 
@@ -128,8 +112,8 @@ class TaskSpec:
     def base_name(self) -> str:
         """The cell without its axes beyond the paper: ``detection L1 text B=10``, ``navigation L2 text``."""
         if self.kind == "detection":
-            return f"detection {self.regime} {self.modality} B={self.batch_size}"
-        return f"navigation {self.regime} {self.modality}"
+            return f"detection {self.regime} {self.settings.modality} B={self.settings.batch_size}"
+        return f"navigation {self.regime} {self.settings.modality}"
 
     @property
     def name(self) -> str:
@@ -144,7 +128,7 @@ class TaskSpec:
     @property
     def samples(self) -> int:
         """Inspect samples: one per seed (per (seed, strategy) for navigation)."""
-        return len(self.seeds) * max(1, len(self.strategies))
+        return len(self.settings.seeds) * max(1, len(self.strategies))
 
     @property
     def records(self) -> int:
