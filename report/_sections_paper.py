@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -363,16 +363,14 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     flags = flag_rates(det)
     flag_rows = []
     for _, f in flags.iterrows():
-        refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES, lambda model, cell: (model, cell))
+        refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES)
         rates = [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
         flag_rows.append([name(f.model), str(f.modality), *rates, refs])
 
     tf = thaw_freeze(det)
     tf_rows = []
     for _, t in tf.iterrows():
-        refs = _vision_refs(
-            t, ("thaw", "freeze"), paper.THAW_FREEZE, lambda model, kind, regime=t.regime: (model, regime, kind)
-        )
+        refs = _vision_refs(t, ("thaw", "freeze"), paper.THAW_FREEZE, t.regime)
         gap = t.thaw - t.freeze
         tf_rows.append(
             [
@@ -426,15 +424,15 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     }
 
 
-def _vision_refs(
-    row: pd.Series, columns: Sequence[str], values: Mapping[Any, float], key: Callable[[str, str], Any]
-) -> str:
+def _vision_refs(row: pd.Series, columns: Sequence[str], values: Mapping[Any, float], *within: str) -> str:
     """The paper's value of each of ``columns`` beside ours, for a vision row of a model
-    the paper reports (its figures state vision values only)."""
+    the paper reports (its figures state vision values only); ``values`` is keyed by
+    (paper model, *within, column)."""
     model = paper.paper_model(str(row.model)) or ""
     if row.modality != "vision":
         return ""
-    return "; ".join(f"{c} {beside(row[c], values[key(model, c)])}" for c in columns if key(model, c) in values)
+    keys = {c: (model, *within, c) for c in columns}
+    return "; ".join(f"{c} {beside(row[c], values[keys[c]])}" for c in columns if keys[c] in values)
 
 
 def _corr(value: float, p: float) -> str:
