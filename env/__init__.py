@@ -5,6 +5,7 @@ Pure and seedable; nothing here imports Inspect or knows about models.
 
 import gymnasium
 
+from ._data import DATA_VERSION, load_instances
 from ._fog import FOG_CELL, FULL_VIEW, fog, fog_note, in_view, validate_view_radius, view_radius_of, visible_window
 from ._grid import (
     apply_changes,
@@ -54,6 +55,7 @@ __all__ = [
     "CELL_PX",
     "CHANGE_REGIMES",
     "COLOURS",
+    "DATA_VERSION",
     "DEFAULT_SIZE",
     "ENV_ID",
     "FOG_CELL",
@@ -86,6 +88,7 @@ __all__ = [
     "holes_observation",
     "in_view",
     "is_solvable",
+    "load_instances",
     "make_instance",
     "move",
     "probe_pixel",

@@ -5,8 +5,8 @@ in the form ``inspect eval-set`` gives them: ``-M`` and ``--model-role`` values 
 YAML after ``=`` (a plain comma-separated value becoming a list), config files YAML
 or JSON, and ``--token-limit`` is passed as written (``500k``, ``output:1m``) for
 Inspect to read. Inspect's own command-line parsers are not public API, so the few
-lines that read ``KEY=VALUE`` are ours; ``tests/study/test_options.py`` checks that
-``inspect eval`` and a study record the same model arguments for the same words.
+lines that read ``KEY=VALUE`` are ours; ``tests/study/test_study.py`` checks that the
+values reach the logs typed as ``inspect eval`` types them.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def test_no_module_imports_a_module_that_imports_it() -> None:
         if node in done:
             return
         if node in visiting:
-            cycle = [*visiting[visiting.index(node):], node]
+            cycle = [*visiting[visiting.index(node) :], node]
             raise AssertionError("import cycle: " + " -> ".join(cycle))
         visiting.append(node)
         for target in sorted(graph[node]):

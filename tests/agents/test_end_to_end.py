@@ -14,8 +14,6 @@ from spatialstale.env import default_seeds
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-
 SEEDS = ",".join(str(s) for s in default_seeds()[:4])
 
 

@@ -10,8 +10,6 @@ from spatialstale.env import default_seeds, make_instance
 
 from ._support import agent, episode, run
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-
 SEEDS = default_seeds()
 
 

@@ -26,8 +26,6 @@ TEXT = Sight("text", "full")
 
 SEEDS = default_seeds()[:4]
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-
 
 def test_unknown_agent_name_lists_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="observer, credulous, random"):

@@ -68,12 +68,24 @@ def test_task_file_runs_from_a_checkout(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("task", "arg", "message"),
+    # every bad value is checked in process (tests/evals/test_tasks.py); through the command
+    # line, one per task in the fast tier and the rest in the slow one
     [
-        ("spatialstale/detection", "regime=L4", "regime must be one of L1, L2, L3"),
-        ("spatialstale/detection", "modality=smell", "modality must be one of text, vision, both"),
+        pytest.param("spatialstale/detection", "regime=L4", "regime must be one of L1, L2, L3", marks=pytest.mark.slow),
+        pytest.param(
+            "spatialstale/detection",
+            "modality=smell",
+            "modality must be one of text, vision, both",
+            marks=pytest.mark.slow,
+        ),
         ("spatialstale/detection", "batch_size=0", "batch_size must be an integer of at least 1"),
         ("spatialstale/navigation", "strategies=teleport", "strategies must be one of nomemory, nofilter"),
-        ("spatialstale/navigation", "n_seeds=0", "n_seeds must be an integer of at least 1"),
+        pytest.param(
+            "spatialstale/navigation",
+            "n_seeds=0",
+            "n_seeds must be an integer of at least 1",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_bad_task_argument_is_one_clear_line_before_any_model_call(
@@ -121,8 +133,17 @@ REJECTED = {
 
 @pytest.mark.parametrize(
     ("case", "display"),
-    [(case, "none") for case in REJECTED]
-    + [(case, display) for case in ("bad regime", "unknown agent") for display in ("plain", "rich", "full", "log")],
+    [(case, "none") for case in REJECTED if case not in ("bad structured", "empty prompt")]
+    + [("bad regime", "full")]
+    + [
+        pytest.param(case, display, marks=pytest.mark.slow)
+        for case, display in (
+            ("bad structured", "none"),
+            ("empty prompt", "none"),
+            *(("bad regime", display) for display in ("plain", "rich", "log")),
+            *(("unknown agent", display) for display in ("plain", "rich", "full", "log")),
+        )
+    ],
 )
 def test_a_rejected_value_is_one_line_on_stderr_in_every_display_mode(case: str, display: str, tmp_path: Path) -> None:
     args, message = REJECTED[case]
@@ -254,6 +275,7 @@ def random_auditor_runs(tmp_path: Path, *args: str) -> tuple[list[str], list[str
     return runs[0], runs[1]
 
 
+@pytest.mark.slow
 def test_a_seed_in_the_auditor_role_spec_makes_the_random_auditor_reproducible(tmp_path: Path) -> None:
     first, second = random_auditor_runs(tmp_path, "--model-role", "auditor={model: spatialstale/random, seed: 7}")
     assert first == second

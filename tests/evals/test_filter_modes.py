@@ -28,7 +28,8 @@ from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES, TaskParameterErr
 from spatialstale.solvers._prompts import NAVIGATE_MARKER
 from tests.scripted import Script, truthful_flags
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+# one worker runs the module, so its shared runs are made once
+pytestmark = pytest.mark.xdist_group("filter_modes")
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:2])
 REGIMES = "L1,L2,L3"

@@ -37,8 +37,6 @@ from spatialstale.solvers._prompts import (
 )
 from tests.scripted import Call, Script
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-
 SEEDS = ",".join(str(s) for s in default_seeds()[:2])
 CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG?])")
 AGENT_AT = re.compile(r"Agent at \((\d+),(\d+)\)")
@@ -89,7 +87,7 @@ def fingerprint(log: EvalLog) -> dict[str, Any]:
     return rows
 
 
-@pytest.mark.parametrize("agent", ["credulous", "observer"])
+@pytest.mark.parametrize("agent", ["credulous", pytest.param("observer", marks=pytest.mark.slow)])
 def test_the_full_view_is_the_run_without_the_parameter(agent: str, tmp_path: Path) -> None:
     """Ids, prompts (text and image), answers and scores are those of a run without it."""
     runs = [

@@ -1,6 +1,6 @@
-"""Over 10,000 randomized nasty answers through both tasks: no sample errors, and every
-reading that is lost or ambiguous is counted, checked by re-reading the raw answers
-stored in the log."""
+"""Randomized nasty answers through both tasks: no sample errors, and every reading
+that is lost or ambiguous is counted, checked by re-reading the raw answers stored in
+the log. The fast tier sends about two thousand; the slow tier over ten thousand."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 
@@ -93,14 +94,16 @@ def _check_navigation(log: EvalLog) -> int:
     return calls
 
 
-def test_ten_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tmp_path: Path) -> None:
+def _fuzz(tmp_path: Path, scale: int) -> int:
+    """Fuzzed answers through both tasks, all regimes, text and vision; ``scale`` seeds
+    a text task (vision a third as many); the number of answers read."""
     calls = 0
     # Text audits one entry a call (B=1), so most of the answers are audit answers.
     runs = [
-        ("det-text", detection(regime=REGIMES, modality="text", batch_size=1, n_seeds=13)),
-        ("det-vision", detection(regime=REGIMES, modality="vision", n_seeds=6)),
-        ("nav-text", navigation(regime=REGIMES, modality="text", n_seeds=16, episodes=1)),
-        ("nav-vision", navigation(regime=REGIMES, modality="vision", n_seeds=6, episodes=1)),
+        ("det-text", detection(regime=REGIMES, modality="text", batch_size=1, n_seeds=scale)),
+        ("det-vision", detection(regime=REGIMES, modality="vision", n_seeds=max(1, scale // 3))),
+        ("nav-text", navigation(regime=REGIMES, modality="text", n_seeds=scale, episodes=1)),
+        ("nav-vision", navigation(regime=REGIMES, modality="vision", n_seeds=max(1, scale // 3), episodes=1)),
     ]
     for name, task in runs:
         log = _run(task, tmp_path, name)
@@ -111,4 +114,13 @@ def test_ten_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tm
             metrics = log.results.scores[0].metrics if log.results else {}
             assert 0 < metrics["fallback_rate"].value < 1
     print(f"{calls} fuzzed answers")
-    assert calls >= 10_000, calls
+    return calls
+
+
+def test_two_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tmp_path: Path) -> None:
+    assert _fuzz(tmp_path, 3) >= 2_000
+
+
+@pytest.mark.slow
+def test_ten_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tmp_path: Path) -> None:
+    assert _fuzz(tmp_path, 16) >= 10_000

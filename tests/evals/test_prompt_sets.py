@@ -20,8 +20,6 @@ from spatialstale.solvers import PROMPT_SETS, TaskParameterError, prompt_hash
 from spatialstale.solvers._prompt_sets import MARKERS
 from spatialstale.solvers._prompts import fill_prompt
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-
 SEEDS = "4810,1734"
 AGENTS = ("spatialstale/observer", "spatialstale/credulous")
 KINDS = {"detection": ("audit",), "navigation": ("navigate", "audit", "selfverify"), "perception": ("perception",)}

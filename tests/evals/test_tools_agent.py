@@ -24,7 +24,8 @@ from spatialstale.evals.navigation import navigation
 from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, STRATEGIES, TOOLS_STORE_KEY, TaskParameterError
 from tests.tool_scripted import MAX_STEPS, ODD_CALLS, RECALLS_PER_TURN, misbehaving_model, odd_arguments_model
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+# one worker runs the module, so its shared runs are made once
+pytestmark = pytest.mark.xdist_group("tools_agent")
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:2])
 REGIMES = ("L1", "L2", "L3")

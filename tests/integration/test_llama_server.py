@@ -52,6 +52,8 @@ from spatialstale.agents.llama_server import (
 
 from ._llama_support import LLAMA_PYTHON, llama_cpp_missing
 
+pytestmark = pytest.mark.slow
+
 FAKE_LLAMA = {
     "llama_cpp/__init__.py": """
         import os

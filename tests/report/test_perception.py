@@ -27,25 +27,28 @@ from spatialstale.report._perception import (
     probe_table,
 )
 from spatialstale.scorers import implied_detection
+from tests.conftest import Shared
 
 SEEDS = [4810, 1734, 625]
 AGENTS = ["spatialstale/observer", "spatialstale/colourblind"]
 
 
 @pytest.fixture(scope="module")
-def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("probe-logs")
-    tasks = [
-        task
-        for modality in ("text", "vision")
-        for task in (
-            perception(regime="L2", seeds=SEEDS, modality=modality),
-            detection(regime="L2", seeds=SEEDS, modality=modality),
-            navigation(regime="L2", seeds=SEEDS, modality=modality, strategies="omcd", episodes=1, max_steps=20),
-        )
-    ]
-    logs = eval(tasks, model=AGENTS, log_dir=str(path), display="none", max_tasks=2)
-    assert all(log.status == "success" for log in logs)
+def log_dir(shared: Shared) -> Path:
+    def make(path: Path) -> None:
+        tasks = [
+            task
+            for modality in ("text", "vision")
+            for task in (
+                perception(regime="L2", seeds=SEEDS, modality=modality),
+                detection(regime="L2", seeds=SEEDS, modality=modality),
+                navigation(regime="L2", seeds=SEEDS, modality=modality, strategies="omcd", episodes=1, max_steps=20),
+            )
+        ]
+        logs = eval(tasks, model=AGENTS, log_dir=str(path), display="none", max_tasks=2)
+        assert all(log.status == "success" for log in logs)
+
+    path = shared("probe", make)
     return path
 
 

@@ -22,8 +22,7 @@ from spatialstale.report._prompt_sets import (
     prompt_set_tests,
     sensitivity_table,
 )
-
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+from tests.conftest import Shared
 
 SEEDS = "4810,1734,4196,2517"
 SETS = ("default", "warned")
@@ -32,17 +31,18 @@ STRATEGIES = "nomemory,nofilter,omcd"
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Results:
-    log_dir = tmp_path_factory.mktemp("prompt_sets")
-    for prompt_set in SETS:
-        tasks = [
-            detection(regime="L2", seeds=SEEDS, prompt_set=prompt_set),
-            navigation(regime="L2", seeds=SEEDS, episodes=1, strategies=STRATEGIES, prompt_set=prompt_set),
-        ]
-        for model in (OBSERVER, CREDULOUS):
-            logs = eval(tasks, model=model, log_dir=str(log_dir), display="none", log_realtime=False)
-            assert all(log.status == "success" for log in logs)
-    return read_logs(log_dir)
+def results(shared: Shared) -> Results:
+    def make(log_dir: Path) -> None:
+        for prompt_set in SETS:
+            tasks = [
+                detection(regime="L2", seeds=SEEDS, prompt_set=prompt_set),
+                navigation(regime="L2", seeds=SEEDS, episodes=1, strategies=STRATEGIES, prompt_set=prompt_set),
+            ]
+            for model in (OBSERVER, CREDULOUS):
+                logs = eval(tasks, model=model, log_dir=str(log_dir), display="none", log_realtime=False)
+                assert all(log.status == "success" for log in logs)
+
+    return read_logs(shared("prompt-sets", make))
 
 
 def test_runs_under_two_sets_are_two_sets_of_rows_not_reruns(results: Results) -> None:

@@ -19,7 +19,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from spatialstale.report import ALPHA, read_logs
 from spatialstale.report._navigation_stats import strategy_tests
 from spatialstale.report._report import MISSING
-from spatialstale.study import Study, TaskSpec, run_study, study_seeds, study_tasks
+from spatialstale.study import Study, TaskSpec, study_seeds
 from spatialstale.study._cli import main
 from tests.scripted import Script, truthful_flags
 
@@ -27,23 +27,10 @@ MODELS = ("spatialstale/observer", "spatialstale/credulous")
 SEEDS = study_seeds(None, 2)
 
 
-@pytest.fixture(scope="session")
-def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def study(paper_study: Study) -> Path:
     """Detection (text and vision) and navigation (every strategy) on L1 and L3."""
-    log_dir = tmp_path_factory.mktemp("study")
-    tasks = study_tasks(seeds=SEEDS, regimes=["L1", "L3"], modalities=["text", "vision"], episodes=1)
-    ok, _ = run_study(Study(MODELS, tasks, log_dir=str(log_dir)), display="none")
-    assert ok
-    return log_dir
-
-
-@pytest.fixture(scope="session")
-def l2_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    log_dir = tmp_path_factory.mktemp("l2")
-    tasks = study_tasks(seeds=SEEDS[:1], regimes=["L2"], modalities=["text"], episodes=1)
-    ok, _ = run_study(Study(MODELS, tasks, log_dir=str(log_dir)), display="none")
-    assert ok
-    return log_dir
+    return Path(paper_study.log_dir)
 
 
 def _files(log_dir: Path) -> list[Path]:
@@ -65,9 +52,13 @@ def _assert_self_contained(page: str, out: Path) -> None:
     assert len(sources) == len(list(out.glob("fig*.png")))
 
 
-def test_every_single_log_reports_alone(study: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("every", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["two", "every"])
+def test_every_single_log_reports_alone(study: Path, tmp_path: Path, every: bool) -> None:
     files = _files(study)
     assert len(files) == 12  # 2 models x (4 detection + 2 navigation)
+    if not every:  # the fast tier: one detection and one navigation log
+        kinds = {read_eval_log(str(f), header_only=True).eval.task.rsplit("/", 1)[-1]: f for f in files}
+        files = [kinds["detection"], kinds["navigation"]]
     for k, file in enumerate(files):
         alone = tmp_path / f"log{k}"
         alone.mkdir()
@@ -85,10 +76,11 @@ def test_every_single_log_reports_alone(study: Path, tmp_path: Path) -> None:
         _assert_self_contained(page, tmp_path / f"out{k}")
 
 
-def test_random_subsets_report(study: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("subsets", [1, pytest.param(4, marks=pytest.mark.slow)])
+def test_random_subsets_report(study: Path, tmp_path: Path, subsets: int) -> None:
     files = _files(study)
     rng = random.Random(9)
-    for k in range(4):
+    for k in range(subsets):
         subset = rng.sample(files, rng.randint(2, len(files) - 1))
         folder = tmp_path / f"subset{k}"
         folder.mkdir()

@@ -19,6 +19,7 @@ from spatialstale.report import read_logs
 from spatialstale.report._load import axis_label, row_axes
 from spatialstale.report._navigation_stats import view_order
 from spatialstale.report._report import pct, write_report
+from tests.conftest import Shared
 
 VIEW = next(a for a in row_axes("navigation") if a.name == "view_radius")
 
@@ -26,8 +27,6 @@ VIEW = next(a for a in row_axes("navigation") if a.name == "view_radius")
 def view_label(value: object) -> str:
     return axis_label(VIEW, value)
 
-
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
 CREDULOUS = "spatialstale/credulous"
 SEEDS = "4810,1734,4196,2517"
@@ -37,16 +36,18 @@ LINK = re.compile(r"\[([^\]]*)\]\(<[^>]*>\)")
 
 
 @pytest.fixture(scope="module")
-def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    logs = tmp_path_factory.mktemp("axes")
-    common = {"regime": "L2", "seeds": SEEDS, "strategies": STRATEGIES, "episodes": 1, "max_steps": 20}
-    tasks = [
-        navigation(**common),
-        navigation(**common, view_radius=1),
-        navigation(**common, agent="tools"),
-    ]
-    done = eval(tasks, model=CREDULOUS, log_dir=str(logs), display="none", log_realtime=False)
-    assert all(log.status == "success" for log in done)
+def log_dir(shared: Shared) -> Path:
+    def make(logs: Path) -> None:
+        common = {"regime": "L2", "seeds": SEEDS, "strategies": STRATEGIES, "episodes": 1, "max_steps": 20}
+        tasks = [
+            navigation(**common),
+            navigation(**common, view_radius=1),
+            navigation(**common, agent="tools"),
+        ]
+        done = eval(tasks, model=CREDULOUS, log_dir=str(logs), display="none", log_realtime=False)
+        assert all(log.status == "success" for log in done)
+
+    logs = shared("axes", make)
     return logs
 
 

@@ -14,6 +14,8 @@ import pytest
 from spatialstale.study._cli import main
 from tests.study.test_study import BASE, SLOW, _last_line, _scores, _start, wait_until_midway
 
+pytestmark = pytest.mark.slow
+
 moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
 s3fs = pytest.importorskip("s3fs")

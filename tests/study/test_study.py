@@ -211,6 +211,7 @@ def test_unparseable_number_is_refused_by_the_parser(capsys: pytest.CaptureFixtu
     assert "--temperature" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupted_study_says_so_and_the_same_command_resumes(
     sig: signal.Signals, status: int, tmp_path: Path
@@ -240,6 +241,7 @@ def test_interrupted_study_says_so_and_the_same_command_resumes(
     assert len(_scores(log_dir)) == 2 + 2 * 2
 
 
+@pytest.mark.slow
 def test_killed_run_leaves_logs_a_resume_supersedes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log_dir = tmp_path / "logs"
     argv = [*BASE, "-M", f"delay={SLOW}", "--log-dir", str(log_dir)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from spatialstale.report import read_logs
 from spatialstale.report._detection_stats import detection_summary
 from spatialstale.report._navigation_stats import outcome_rates
 from spatialstale.report._report import write_report
-from spatialstale.study import Study, TaskSpec, estimate_task, run_study, study_seeds, study_tasks
+from spatialstale.study import Study, TaskSpec, estimate_task, run_study, study_seeds
 from spatialstale.study._cli import main
 from tests.scripted import Script
 
@@ -23,14 +24,9 @@ MODELS = ("spatialstale/observer", "spatialstale/credulous")
 SEEDS = study_seeds(None, 2)
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory) -> Study:
-    log_dir = tmp_path_factory.mktemp("study")
-    tasks = study_tasks(seeds=SEEDS, regimes=["L1", "L3"], modalities=["text"], episodes=1)
-    spec = Study(MODELS, tasks, log_dir=str(log_dir))
-    ok, _ = run_study(spec, display="none")
-    assert ok
-    return spec
+@pytest.fixture
+def study(paper_study: Study) -> Study:
+    return paper_study
 
 
 def _logs(log_dir: str) -> list[EvalLog]:
@@ -47,7 +43,10 @@ def _spec_of(log: EvalLog, study: Study) -> TaskSpec:
     return next(t for t in study.tasks if t.kind == kind and t.regime == args["regime"])
 
 
-def test_rerun_resumes_without_running_anything(study: Study) -> None:
+def test_rerun_resumes_without_running_anything(study: Study, tmp_path: Path) -> None:
+    # the shared logs stay as they are: the rerun runs in a copy
+    shutil.copytree(study.log_dir, tmp_path / "logs")
+    study = replace(study, log_dir=str(tmp_path / "logs"))
     before = sorted(i.name for i in list_eval_logs(study.log_dir))
     ok, logs = run_study(study, display="none")
     assert ok and len(logs) == len(study.tasks) * len(MODELS)
@@ -88,7 +87,7 @@ def test_navigation_upper_bound_is_reached_by_an_agent_that_never_ends(tmp_path:
 def test_report_numbers_equal_the_raw_logs(study: Study, tmp_path: Path) -> None:
     results = read_logs(study.log_dir)
     outcomes: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    f1: dict[tuple[str, str], list[float]] = defaultdict(list)
+    f1: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for log in _logs(study.log_dir):
         for sample in log.samples or []:
             assert sample.scores is not None
@@ -100,7 +99,7 @@ def test_report_numbers_equal_the_raw_logs(study: Study, tmp_path: Path) -> None
             else:
                 value = sample.scores["stale_f1"].value
                 assert isinstance(value, dict)
-                f1[(log.eval.model, meta["regime"])].append(float(value["f1"]))
+                f1[(log.eval.model, meta["regime"], meta["modality"])].append(float(value["f1"]))
     rates = outcome_rates(results.navigation)
     assert len(rates) == len(outcomes)
     for (model, regime, strategy), values in outcomes.items():
@@ -108,8 +107,8 @@ def test_report_numbers_equal_the_raw_logs(study: Study, tmp_path: Path) -> None
         assert row.success == pytest.approx(sum(values) / len(values))
         assert row.episodes == len(values)
     summary = detection_summary(results.detection)
-    for (model, regime), values in f1.items():
-        row = summary[(summary.model == model) & (summary.regime == regime)].iloc[0]
+    for (model, regime, modality), values in f1.items():
+        row = summary[(summary.model == model) & (summary.regime == regime) & (summary.modality == modality)].iloc[0]
         assert row.f1_mean == pytest.approx(sum(values) / len(values))
         assert row.seeds == len(values)
     # the reference agents' known behaviour shows through
