@@ -151,9 +151,19 @@ def client(provider: str, model_name: str, base_url: str, api_key: str, config: 
     if provider == "openai-api":
         env = {f"{SERVICE.upper()}_BASE_URL": base_url, f"{SERVICE.upper()}_API_KEY": api_key}
         with _environ(env):
-            yield get_model(f"openai-api/{SERVICE}/{model_name}", config=config, memoize=False)
+            yield get_model(
+                f"openai-api/{SERVICE}/{model_name}",  # inspect-evals-lint: ignore[get_model_location] -- a client
+                config=config,
+                memoize=False,
+            )
     elif provider == "vllm":
-        model = get_model(f"vllm/{model_name}", config=config, base_url=base_url, api_key=api_key, memoize=False)
+        model = get_model(
+            f"vllm/{model_name}",  # inspect-evals-lint: ignore[get_model_location] -- a client for scripts, not a task
+            config=config,
+            base_url=base_url,
+            api_key=api_key,
+            memoize=False,
+        )
         try:
             yield model
         finally:

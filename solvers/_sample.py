@@ -22,10 +22,16 @@ def instance_of(state: TaskState) -> Instance:
 
 
 def auditor_model(role: str) -> Model:
-    """The model bound to ``role``, else the task's model. The run's ``--seed`` is
+    """The model bound to ``role``, else the task's model (the SPEC's unbound auditor:
+    the model audits itself), resolved inside the solver that calls it. The run's ``--seed`` is
     passed on, since Inspect gives a role model the run's connection settings but not
     its seed; a seed in the role's own spec wins."""
-    return get_model(role=role, config=GenerateConfig(seed=get_model().config.seed))
+    # the lint's ``get_model_location``: solvers call this from inside their own body
+    seed = get_model().config.seed  # inspect-evals-lint: ignore[get_model_location] -- called by solvers
+    return get_model(  # inspect-evals-lint: ignore[model_role_resolution,get_model_location] -- see above
+        role=role,
+        config=GenerateConfig(seed=seed),
+    )
 
 
 def limit_errors() -> tuple[type[BaseException], ...]:

@@ -225,7 +225,9 @@ def _role_model(role: str, value: object) -> str | Model | list[str | Model]:
     except ValidationError as error:
         raise ValueError(f"--model-role {role}: {error.errors()[0]['msg']}") from None
     # one model object per role, so that each role's usage is its own (as Inspect does)
-    return get_model(name, config=config, memoize=False, **model_args)
+    return get_model(  # inspect-evals-lint: ignore[get_model_location] -- a --model-role value
+        name, config=config, memoize=False, **model_args
+    )
 
 
 def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
