@@ -28,6 +28,7 @@ def detection(
     structured: bool = D.structured,
     observation: str = D.observation,
     prompt_set: str = D.prompt_set,
+    **unknown: object,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
 
@@ -58,6 +59,8 @@ def detection(
             ``warned``, ``minimal``; see ``spatialstale.solvers.PROMPT_SETS``). An
             explicit ``-T audit_prompt`` overrides the set's prompt of that kind; the log
             records the set's name, version and the hash of the prompts sent.
+        **unknown: any other ``-T`` name fails before any model call, naming the
+            valid ones (Inspect would otherwise only warn and run without it).
 
     Example:
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5

@@ -36,6 +36,7 @@ def navigation(
     filter: str = N.filter,
     view_radius: int | str | None = N.view_radius,
     agent: str = N.agent,
+    **unknown: object,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
 
@@ -91,6 +92,8 @@ def navigation(
             budget and scoring. Its system prompt is ``DEFAULT_TOOLS_PROMPT`` (a
             prompt set's navigation prompt is for ``prompt``); ``navigate_prompt``
             overrides it. Sample ids name ``tools`` (``L2-omcd-tools-s4810``).
+        **unknown: any other ``-T`` name fails before any model call, naming the
+            valid ones (Inspect would otherwise only warn and run without it).
 
     Example:
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd

@@ -28,6 +28,7 @@ def perception(
     structured: bool = P.structured,
     observation: str = P.observation,
     prompt_set: str = P.prompt_set,
+    **unknown: object,
 ) -> Task:
     """Perception probe: one sample per seed, scored by hole vs ice reading accuracy.
 
@@ -59,6 +60,8 @@ def perception(
             with no perception prompt of its own (all but ``minimal``) uses the
             default one. An explicit ``-T perception_prompt`` overrides the set's; the
             log records the set's name, version and the hash of the prompt sent.
+        **unknown: any other ``-T`` name fails before any model call, naming the
+            valid ones (Inspect would otherwise only warn and run without it).
 
     Example:
         inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5

@@ -20,6 +20,7 @@ A new axis is one field here (and its use where it changes behaviour).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
@@ -124,6 +125,30 @@ def read_view_radius(value: object, name: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TaskParameterError(f"{name} must be {FULL_VIEW} or an integer of at least 0; got {value!r}")
     return value
+
+
+UNKNOWN = "unknown"
+"""The name of a task's ``**unknown`` parameter, which collects ``-T`` names it lacks."""
+
+
+def unknown_names(args: Mapping[str, object]) -> None:
+    """Fail on a ``-T`` name the task does not have, naming the valid ones and the closest.
+
+    ``args`` is the task's ``locals()``: its parameters, and under :data:`UNKNOWN` the
+    names it does not declare (Inspect passes every ``-T`` value to a task with a
+    ``**`` parameter; to one without, it drops an unknown name with a warning).
+    """
+    unknown = args.get(UNKNOWN) or {}
+    assert isinstance(unknown, Mapping)
+    if not unknown:
+        return
+    valid = sorted(name for name in args if name != UNKNOWN)
+    named = []
+    for name in map(str, unknown):
+        close = difflib.get_close_matches(name, valid, n=1)
+        named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    plural = "s" if len(named) > 1 else ""
+    raise TaskParameterError(f"unknown task parameter{plural} {', '.join(named)}; valid: {', '.join(valid)}")
 
 
 def seed_list(seeds: object, n_seeds: object, master_seed: object) -> tuple[int, ...]:
@@ -333,6 +358,7 @@ class GridSettings:
                 is missing takes its default.
         """
         with reported():
+            unknown_names(args)
             values = {a.name: a.read(args.get(a.name, a.default), a.name) for a in axes_of(cls)}
             values["order"] = tuple(name for name in args if name in values)
             values["seeds"] = seed_list(

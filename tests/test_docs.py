@@ -122,7 +122,12 @@ def t_names(text: str) -> Iterator[tuple[int, str]]:
 
 @cache
 def task_parameters() -> frozenset[str]:
-    return frozenset(name for task in TASKS for name in inspect.signature(task).parameters)
+    return frozenset(
+        name
+        for task in TASKS
+        for name, param in inspect.signature(task).parameters.items()
+        if param.kind is not inspect.Parameter.VAR_KEYWORD  # **unknown: names the task rejects
+    )
 
 
 def unknown_parameters(page: Path, text: str) -> list[str]:

@@ -116,6 +116,11 @@ REJECTED = {
         "structured must be one of true, false (or yes/no, 1/0, on/off); got 'maybe'",
     ),
     "empty prompt": (["-T", "audit_prompt="], "audit_prompt must not be empty; got ''"),
+    "misspelled name": (
+        ["-T", "regmie=L1"],
+        "unknown task parameter 'regmie' (did you mean 'regime'?); valid: audit_prompt, batch_size, master_seed, "
+        "modality, n_seeds, observation, prompt_set, regime, seeds, size, structured",
+    ),
     "unknown agent": (
         ["--model", "spatialstale/oracle"],
         "spatialstale model must be one of observer, credulous, random, colourblind; got 'oracle'",

@@ -13,6 +13,7 @@ from inspect_ai.log import EvalLog, EvalSample
 from spatialstale.env import DynamicFrozenLakeEnv, greedy_action, make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
+from spatialstale.evals.perception import perception
 from spatialstale.scorers import claims_from_g0
 from spatialstale.solvers import STRATEGIES, parse_action
 from tests.scripted import Call, Script, truthful_flags
@@ -259,6 +260,17 @@ def test_epochs_and_outcome_metrics(tmp_path: Path) -> None:
         (navigation, {"strategies": ""}, "strategies must name at least one value"),
         (navigation, {"strategies": []}, "strategies must name at least one value"),
         (navigation, {"max_steps": -1}, "max_steps must be an integer of at least 1"),
+        (
+            navigation,
+            {"strategy": "omcd"},
+            r"unknown task parameter 'strategy' \(did you mean 'strategies'\?\); valid: ",
+        ),
+        (
+            detection,
+            {"regmie": "L1", "xyz": 1},
+            r"unknown task parameters 'regmie' \(did you mean 'regime'\?\), 'xyz'; ",
+        ),
+        (perception, {"modalities": "text"}, r"unknown task parameter 'modalities' \(did you mean 'modality'\?\)"),
     ],
 )
 def test_bad_parameters_fail_with_the_valid_choices(task: Any, kwargs: dict[str, Any], message: str) -> None:
