@@ -21,7 +21,8 @@ A new axis is one field here (and its use where it changes behaviour).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
 from typing import Any, ClassVar, Self
@@ -34,6 +35,8 @@ from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, Prom
 from ._prompts import MODALITIES, OBSERVATIONS
 from ._strategies import FILTERS, STRATEGIES
 from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
+
+logger = logging.getLogger(__name__)
 
 # --- readers: a -T value (or a study option's item) into its canonical value -----------
 
@@ -131,24 +134,33 @@ UNKNOWN = "unknown"
 """The name of a task's ``**unknown`` parameter, which collects ``-T`` names it lacks."""
 
 
-def unknown_names(args: Mapping[str, object]) -> None:
-    """Fail on a ``-T`` name the task does not have, naming the valid ones and the closest.
+def unknown_names(args: Mapping[str, object], sibling_names: Collection[str] = ()) -> None:
+    """Fail on a ``-T`` name no task of the suite has, naming the valid ones and the closest.
 
     ``args`` is the task's ``locals()``: its parameters, and under :data:`UNKNOWN` the
     names it does not declare (Inspect passes every ``-T`` value to a task with a
-    ``**`` parameter; to one without, it drops an unknown name with a warning).
+    ``**`` parameter; to one without, it drops an unknown name with a warning). A name
+    that another task of the suite has (``sibling_names``: a ``--task-config`` file
+    shared by detection and navigation holds ``navigate_prompt``) is dropped with
+    Inspect's warning instead: it is not a typo.
     """
     unknown = args.get(UNKNOWN) or {}
     assert isinstance(unknown, Mapping)
-    if not unknown:
-        return
     valid = sorted(name for name in args if name != UNKNOWN)
     named = []
     for name in map(str, unknown):
+        if name in sibling_names:
+            logger.warning(f"param '{name}' not used by this task (it is a parameter of another spatialstale task)")
+            continue
         close = difflib.get_close_matches(name, valid, n=1)
         named.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    plural = "s" if len(named) > 1 else ""
-    raise TaskParameterError(f"unknown task parameter{plural} {', '.join(named)}; valid: {', '.join(valid)}")
+    if named:
+        plural = "s" if len(named) > 1 else ""
+        raise TaskParameterError(f"unknown task parameter{plural} {', '.join(named)}; valid: {', '.join(valid)}")
+
+
+SEED_PARAMETERS = ("seeds", "n_seeds", "master_seed")
+"""The ``-T`` names that choose the instances (:func:`seed_list`)."""
 
 
 def seed_list(seeds: object, n_seeds: object, master_seed: object) -> tuple[int, ...]:
@@ -358,7 +370,7 @@ class GridSettings:
                 is missing takes its default.
         """
         with reported():
-            unknown_names(args)
+            unknown_names(args, task_parameter_names())
             values = {a.name: a.read(args.get(a.name, a.default), a.name) for a in axes_of(cls)}
             values["order"] = tuple(name for name in args if name in values)
             values["seeds"] = seed_list(
@@ -373,6 +385,15 @@ class GridSettings:
                 for kind, text in given.items()
             }
             return cls(**values)
+
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The ``-T`` names of this kind's task: its axes, its seeds and its prompts."""
+        return (
+            *(a.name for a in axes_of(cls)),
+            *SEED_PARAMETERS,
+            *(f"{kind}_prompt" for kind in cls.prompt_kinds),
+        )
 
     @classmethod
     def defaults(cls) -> Any:
@@ -499,3 +520,8 @@ SETTINGS: dict[str, type[GridSettings]] = {
     s.kind: s for s in (DetectionSettings, NavigationSettings, PerceptionSettings)
 }
 """Each task kind's settings, by task name."""
+
+
+def task_parameter_names() -> frozenset[str]:
+    """Every ``-T`` name some task of the suite has."""
+    return frozenset(name for kind in SETTINGS.values() for name in kind.parameter_names())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import logging
 import math
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
 from spatialstale.scorers import claims_from_g0
-from spatialstale.solvers import STRATEGIES, parse_action
+from spatialstale.solvers import SETTINGS, STRATEGIES, parse_action
 from tests.scripted import Call, Script, truthful_flags
 
 SEED = 4810
@@ -276,6 +278,23 @@ def test_epochs_and_outcome_metrics(tmp_path: Path) -> None:
 def test_bad_parameters_fail_with_the_valid_choices(task: Any, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         task(**kwargs)
+
+
+def test_a_parameter_of_another_task_is_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # one --task-config file serves detection and navigation: not a typo
+    with caplog.at_level(logging.WARNING):
+        task = detection(navigate_prompt="Go.", strategies="omcd")
+    assert [s.id for s in task.dataset] == [s.id for s in detection().dataset]
+    assert "param 'navigate_prompt' not used by this task" in caplog.text
+    assert "param 'strategies' not used by this task" in caplog.text
+
+
+@pytest.mark.parametrize("task", [detection, perception, navigation])
+def test_the_settings_name_every_parameter_of_their_task(task: Any) -> None:
+    signature = inspect.signature(task)
+    declared = {n for n, p in signature.parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    kind = SETTINGS[task.__name__]
+    assert set(kind.parameter_names()) == declared
 
 
 def test_list_parameters_arrive_as_strings_or_lists() -> None:
