@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
@@ -13,6 +14,33 @@ VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 N = NavigationSettings.defaults()
+
+HEADLINE_ORDER = ("omcd", "selfverify", "nofilter", "nomemory", "oracle")
+"""Whose success rate a log with several strategies shows as its score, first present first."""
+
+
+def headline(strategies: tuple[str, ...]) -> HeadlineMetric:
+    """The metric Inspect's log list shows as a navigation log's score.
+
+    One strategy: its ``success`` (the task's first metric). Several: the success rate
+    of one of them, named for it (``success_omcd``), never the overall ``success``, which
+    averages NoMemory and Oracle (the controls) with NoFilter (the harm) into a number
+    nobody should quote.
+
+    OMCD first: its success is what the paper proposes and what a researcher quotes of a
+    model (Table 3's row for the method): the model audits its own memory and navigates
+    with what it kept, so the number moves with both of its skills. A success rate reads
+    the same way up as detection's F1 and perception's accuracy, which a death rate
+    (NoFilter's, the harm of stale memory) would not; NoFilter's death rate stays one
+    click away (``death_nofilter``). Without OMCD: SelfVerify (the model's own check),
+    then NoFilter (raw memory), then the controls. With several regimes the metric pools
+    them with equal weight (every regime runs the same seeds); the per-regime values are
+    ``success_L2_omcd`` and so on.
+    """
+    if len(strategies) == 1:
+        return HeadlineMetric(metric="success")
+    first = next(name for name in HEADLINE_ORDER if name in strategies)
+    return HeadlineMetric(metric=f"success_{first}")
 
 
 @task
@@ -118,4 +146,6 @@ def navigation(
         version=VERSION,
         epochs=Epochs(settings.episodes),
         metadata=settings.task_metadata(),
+        tags=settings.tags(),
+        headline_metric=headline(settings.strategies),
     )

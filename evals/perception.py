@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from inspect_ai import Task, task
+from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
@@ -11,6 +12,10 @@ from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, perception
 
 VERSION = 1
 """The task version in each log header; CHANGELOG.md says what each version changed."""
+
+HEADLINE = HeadlineMetric(metric="accuracy")
+"""The score Inspect's log list shows: the mean of per-seed accuracy (also the first
+metric; named so that a new metric listed first cannot take its place)."""
 
 P = PerceptionSettings.defaults()
 
@@ -79,4 +84,6 @@ def perception(
         scorer=perception_accuracy(),
         version=VERSION,
         metadata=settings.task_metadata(),
+        tags=settings.tags(),
+        headline_metric=HEADLINE,
     )

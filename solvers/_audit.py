@@ -2,11 +2,14 @@
 
 The calls of one audit are independent, so they are issued together and kept in
 batch order (``_batches``, which the perception probe shares): a span per batch and
-one table of every verdict per audit.
+one table of every verdict per audit. Given the audit's :class:`Truth` (the instance's
+labels, fixed before any call), the table also shows beside each verdict whether the
+entry is stale and why, and marks it a hit, a miss, a false alarm or a correct keep.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -14,7 +17,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import Model
 from inspect_ai.util import span
 
-from spatialstale.env import Grid, MemoryEntry, Pos
+from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos, cell_at
 
 from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
@@ -62,6 +65,53 @@ class AuditResult:
             "reasons": dict(self.reasons),
             "complete": self.complete,
         }
+
+
+_CELL_WORDS = {Cell.FROZEN: "safe ice", Cell.HOLE: "a hole", Cell.START: "the start", Cell.GOAL: "the goal"}
+
+RESULTS = ("hit", "miss", "false alarm", "correct keep")
+"""How an audit table marks a verdict against the truth: a stale entry flagged (hit) or
+kept (miss), a valid entry flagged (false alarm) or kept (correct keep). An entry left
+unanswered or given conflicting verdicts is kept, as the scorer counts it."""
+
+
+NAMED = 20
+"""How many misses (and false alarms) an audit's summary line names; a large grid's can
+be hundreds, which the table lists anyway."""
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What is true of the entries an audit judges: the instance's stale labels against
+    the live grid (``Instance.stale_ids``, the paper's Eq. 1), fixed before any call, so
+    nothing a model answers changes it. Under fog it is the whole live grid's truth, in
+    view or not (an auditor that cannot see a stale entry and keeps it has missed it)."""
+
+    stale: frozenset[str]
+    grid: Grid
+
+    @classmethod
+    def of(cls, instance: Instance, grid: Grid) -> Truth:
+        """The truth of ``instance``'s memory against the live ``grid``."""
+        return cls(instance.stale_ids(grid), grid)
+
+    def says(self, entry: MemoryEntry) -> str:
+        """``stale: was safe ice, now a hole``, ``stale: was a hole, now safe ice`` or ``valid``."""
+        if entry.id not in self.stale:
+            return "valid"
+        now = cell_at(self.grid, entry.pos)
+        return f"stale: was {_CELL_WORDS[entry.cell]}, now {_CELL_WORDS[now]}"
+
+    def result(self, entry: MemoryEntry, flagged: bool) -> str:
+        """One of :data:`RESULTS`."""
+        if entry.id in self.stale:
+            return "hit" if flagged else "miss"
+        return "false alarm" if flagged else "correct keep"
+
+
+def marked(result: str) -> str:
+    """A result as the table writes it: the errors in bold, so the misses stand out."""
+    return result if result in ("hit", "correct keep") else f"**{result}**"
 
 
 @dataclass
@@ -118,19 +168,50 @@ async def batched_audit(
     step: int,
     structured: bool = False,
     tally: AuditTally | None = None,
+    truth: Truth | None = None,
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
     The calls run concurrently and are kept in batch order (:func:`ask_in_batches`):
     a span per batch, then one table of every verdict of the audit. Pass a ``tally``
-    to keep the answered batches when a sample limit interrupts the audit.
+    to keep the answered batches when a sample limit interrupts the audit, and the
+    ``truth`` to show it beside each verdict, under a line counting the hits, misses,
+    false alarms and correct keeps and naming the entries judged wrong; it changes no
+    judgment.
     """
     tally = tally if tally is not None else AuditTally(step, entries)
+    results: Counter[str] = Counter()
+    wrong: dict[str, list[str]] = {}
 
-    def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> list[tuple[str, str, str]]:
+    def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> list[tuple[str, ...]]:
         tally.add(batch, parsed)
-        verdict = {e.id: "stale" if e.id in parsed.flagged else "valid" for e in batch}
-        return [(e.id, e.text, reading(e.id, parsed.unanswered, parsed.conflicting, verdict[e.id])) for e in batch]
+        rows: list[tuple[str, ...]] = []
+        for e in batch:
+            flagged = e.id in parsed.flagged
+            row: tuple[str, ...] = (
+                e.id,
+                e.text,
+                reading(e.id, parsed.unanswered, parsed.conflicting, "stale" if flagged else "valid"),
+            )
+            if truth is not None:
+                result = truth.result(e, flagged)
+                results[result] += 1
+                if result in ("miss", "false alarm"):
+                    wrong.setdefault(result, []).append(e.id)
+                row = (*row, truth.says(e), marked(result))
+            rows.append(row)
+        return rows
+
+    def summary() -> list[str]:
+        if truth is None:
+            return []
+        counts = []
+        for result in RESULTS:
+            count = f"{results[result]} {result}{_plural(result, results[result])}"
+            named = wrong.get(result, [])
+            shown = ", ".join(named[:NAMED]) + (f" and {len(named) - NAMED} more" if len(named) > NAMED else "")
+            counts.append(count + (f" ({shown})" if named else ""))
+        return ["**Against the truth:** " + ", ".join(counts) + "."]
 
     await ask_in_batches(
         model,
@@ -141,9 +222,15 @@ async def batched_audit(
         read=lambda text, batch: parse_audit(text, _ids(batch)),
         keep=keep,
         notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
-        table=BatchTable(("entry", "claim", "verdict")),
+        table=BatchTable(
+            ("entry", "claim", "verdict", *(("truth", "result") if truth is not None else ())), summary=summary
+        ),
     )
     return tally.result()
+
+
+def _plural(result: str, count: int) -> str:
+    return "" if count == 1 else ("es" if result == "miss" else "s")
 
 
 def _ids(entries: Sequence[MemoryEntry]) -> list[str]:

@@ -92,6 +92,9 @@ class BatchTable:
     rows: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     batches: int = 0
+    summary: Callable[[], Sequence[str]] | None = None
+    """Lines above the table that sum up its rows (the audit's hits and misses): the
+    viewer shows a long table folded, so what matters comes first."""
 
     def add(self, rows: Sequence[Sequence[str]], notes: Sequence[str]) -> None:
         """The next batch's rows (one cell per column), and its notes (numbered by batch)."""
@@ -104,7 +107,9 @@ class BatchTable:
         none was)."""
         if self.rows:
             lines = ["| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns), *self.rows]
-            transcript().info("\n".join(lines + (["", *self.notes] if self.notes else [])), source=source)
+            before = list(self.summary()) if self.summary else []
+            lines = [*before, *([""] if before else []), *lines, *(["", *self.notes] if self.notes else [])]
+            transcript().info("\n".join(lines), source=source)
 
 
 def reading(item: Item, unanswered: Collection[Item], conflicting: Collection[Item], read: str) -> str:

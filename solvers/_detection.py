@@ -9,7 +9,7 @@ from inspect_ai.solver import Solver, solver
 
 from spatialstale.env import Grid, Instance
 
-from ._audit import AuditTally, batched_audit
+from ._audit import AuditTally, Truth, batched_audit
 from ._prompts import DEFAULT_AUDIT_PROMPT, Sight
 from ._sample import AUDITOR_ROLE
 from ._settings import DETECTION
@@ -64,6 +64,7 @@ def detect(
             step=tally.step,
             structured=structured,
             tally=tally,
+            truth=Truth.of(instance, grid),
         )
 
     return window_solve(

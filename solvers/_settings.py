@@ -234,6 +234,10 @@ class Axis:
         show: the value as the study, the dry run and the report write it.
         recorded: kept in each sample's metadata (besides the task's).
         task_meta: kept in the task's metadata (the log header).
+        tag: how the log's tags (the viewer's Tags column) always name the value
+            (``B=10``); an axis without it is tagged only away from its default, as
+            ``name=value`` (``prompt_set=minimal``), and not at all when the log
+            header does not record it (``task_meta`` False).
     """
 
     name: str
@@ -247,6 +251,7 @@ class Axis:
     show: Callable[[Any], str] = str
     recorded: bool = False
     task_meta: bool = True
+    tag: Callable[[Any], str] | None = None
 
     @property
     def value(self) -> Any:
@@ -274,6 +279,7 @@ def axis(
     show: Callable[[Any], str] = str,
     recorded: bool = False,
     task_meta: bool = True,
+    tag: Callable[[Any], str] | None = None,
 ) -> Any:
     """A settings field that is an axis; its name is the field's. A closed vocabulary
     (``values``) is read as one of its values unless ``read`` says otherwise."""
@@ -292,6 +298,7 @@ def axis(
         "show": show,
         "recorded": recorded,
         "task_meta": task_meta,
+        "tag": tag,
     }
     return field(default=read(default, "default"), metadata={AXIS: spec})
 
@@ -310,6 +317,21 @@ def show_radius(radius: int | None) -> str:
     return FULL_VIEW if radius is None else str(radius)
 
 
+def tag_regimes(value: tuple[str, ...]) -> str:
+    """``L2``, ``L1,L2,L3``; the static grid as ``regime=none`` (a bare ``none`` reads as nothing)."""
+    return ",".join(value) if "none" not in value else "regime=" + ",".join(value)
+
+
+def tag_strategies(value: tuple[str, ...]) -> str:
+    """``omcd``, ``nofilter+omcd``; all of them as ``5 strategies``."""
+    return f"{len(value)} strategies" if set(value) == set(STRATEGIES) else "+".join(value)
+
+
+def tag_value(value: object, show: Callable[[Any], str] = str) -> str:
+    """A value as a tag writes it after ``name=``: ``true``, ``1``, ``unknown``."""
+    return str(value).lower() if isinstance(value, bool) else show(value)
+
+
 # --- the settings of each task kind -------------------------------------------------------
 
 
@@ -323,15 +345,22 @@ class GridSettings:
     """The call kinds whose system prompt the task sends, each a ``-T KIND_prompt``."""
 
     regime: tuple[str, ...] = axis(
-        "L2", "L1, L2 or L3, or several (L1,L2,L3); metrics are grouped by regime", read=regimes, values=CHANGE_REGIMES
+        "L2",
+        "L1, L2 or L3, or several (L1,L2,L3); metrics are grouped by regime",
+        read=regimes,
+        values=CHANGE_REGIMES,
+        tag=tag_regimes,
     )
     modality: str = axis(
         "text",
         "how the current grid is shown: text (a coordinate listing), vision (a PNG) or both",
         values=MODALITIES,
         recorded=True,
+        tag=str,
     )
-    batch_size: int = axis(10, "entries per audit call: ⌈n²/B⌉ calls per audit", read=at_least(1), recorded=True)
+    batch_size: int = axis(
+        10, "entries per audit call: ⌈n²/B⌉ calls per audit", read=at_least(1), recorded=True, tag=lambda b: f"B={b}"
+    )
     size: int = axis(DEFAULT_SIZE, "grid side n (8; 16 and 32 work)", read=at_least(4))
     structured: bool = axis(
         False, "send a JSON response schema with every call (structured output); off in the paper", read=boolean
@@ -429,6 +458,32 @@ class GridSettings:
         """What every sample's metadata records of the settings (beside its instance)."""
         return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded}
 
+    def tags(self) -> list[str]:
+        """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
+        always (``L2``, ``text``, ``B=10``, ``omcd`` / ``5 strategies``), every other axis
+        only away from its default (``size=16``, ``prompt_set=minimal``, ``filter=unknown``,
+        ``view_radius=1``, ``agent=tools``), and ``KIND_prompt=custom`` for a system
+        prompt given by ``-T`` in place of the prompt set's.
+
+        Each tag reads alone: Inspect merges them with ``--tags`` as a set, so the log
+        need not keep this order.
+        """
+        out: list[str] = []
+        for a in self.axes():
+            value = getattr(self, a.name)
+            if a.tag is not None:
+                out.append(a.tag(value))
+            elif a.task_meta and value != a.value:
+                out.append(f"{a.name}={tag_value(value, a.show)}")
+        chosen = PROMPT_SETS[self.prompt_set]
+        values = {a.name: getattr(self, a.name) for a in axes_of(self)}
+        out += [
+            f"{kind}_prompt=custom"
+            for kind in self.prompt_kinds
+            if kind in self.prompts and self.prompts[kind] != self.set_prompt(chosen, kind, values)
+        ]
+        return out
+
     def id_suffix(self) -> str:
         """The sample id's part naming every axis set away from its default (``-unknown-r1``)."""
         return "".join(
@@ -464,6 +519,7 @@ class NavigationSettings(GridSettings):
         "the memory strategies, one sample each per seed",
         read=some_of(tuple(STRATEGIES)),
         values=tuple(STRATEGIES),
+        tag=tag_strategies,
     )
     max_steps: int = axis(MAX_STEPS, "the step budget of an episode", read=at_least(1))
     episodes: int = axis(

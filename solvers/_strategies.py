@@ -25,7 +25,7 @@ from inspect_ai.model import Model
 
 from spatialstale.env import Grid, Instance, MemoryEntry, Pos, fog
 
-from ._audit import AuditResult, batched_audit, selfverify_audit
+from ._audit import AuditResult, Truth, batched_audit, selfverify_audit
 from ._prompts import Sight
 
 
@@ -54,7 +54,8 @@ class StrategyContext:
     async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
         """The batched audit of ``entries`` (OMCD's) against ``grid`` as seen from
         ``agent``: the auditor role, the batch size, the audit prompt, structured
-        output and the answer reading of the task's settings."""
+        output and the answer reading of the task's settings. Its transcript table
+        shows the truth against the live grid beside each verdict."""
         return await batched_audit(
             self.auditor,
             entries,
@@ -65,6 +66,7 @@ class StrategyContext:
             prompt=self.audit_prompt,
             step=step,
             structured=self.structured,
+            truth=Truth.of(self.instance, grid),
         )
 
     async def selfverify(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> AuditResult:

@@ -19,6 +19,7 @@ from spatialstale.agents._perception import CallKind, perceive
 from spatialstale.agents._policies import AGENTS
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
+from tests.solvers.test_transcript import table_rows
 
 IN_FLIGHT = {"now": 0, "peak": 0}
 
@@ -93,7 +94,7 @@ def test_an_audit_issues_its_batches_together_and_logs_them_in_batch_order(conne
             for k, step in enumerate([w["step"] for w in sample.store["spatialstale:detection"]["windows"]], start=1)
         ]
         for _, text in tables:
-            assert [line.split(" | ")[0].lstrip("| ") for line in text.splitlines()[2:66]] == [
+            assert [line.split(" | ")[0].lstrip("| ") for line in table_rows(text)] == [
                 f"mem_{i:03d}" for i in range(64)
             ]
         # each batch's span holds its own call: the entries it asks about, and no other

@@ -12,7 +12,9 @@ from inspect_ai import eval
 from inspect_ai.event import Event, InfoEvent, ModelEvent, SpanBeginEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 
+from spatialstale.env import make_instance
 from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
 from spatialstale.solvers._answers import read_audit
 
@@ -21,6 +23,13 @@ def _run(task: Any, tmp_path: Path) -> EvalLog:
     [log] = eval(task, model="spatialstale/observer", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     return log
+
+
+def table_rows(text: str) -> list[str]:
+    """The rows of the markdown table in ``text`` (an audit's starts under its summary line)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|---")) + 1
+    return [line for line in lines[start:] if line.startswith("|")]
 
 
 def _span_names(events: list[Event]) -> dict[str, str]:
@@ -32,7 +41,7 @@ def _tables(sample: EvalSample, source: str) -> list[tuple[str, list[str]]]:
     events = resolve_sample_attachments(sample).events
     names = _span_names(events)
     return [
-        (names[str(e.span_id)], [line.split(" | ")[0].lstrip("| ") for line in str(e.data).splitlines()[2:]])
+        (names[str(e.span_id)], [line.split(" | ")[0].lstrip("| ") for line in table_rows(str(e.data))])
         for e in events
         if isinstance(e, InfoEvent) and e.source == source
     ]
@@ -93,3 +102,60 @@ def test_a_loose_object_after_white_space_is_still_read_by_its_tokens() -> None:
     answer = "[{'memory_id': 'mem_000', 'is_stale': True}, {memory_id: mem_001, is_stale: NaN}]"
     parsed = read_audit(answer, ["mem_000", "mem_001"])
     assert parsed.flagged == {"mem_000"} and parsed.unanswered == ["mem_001"]
+
+
+def _audit_table(sample: EvalSample) -> tuple[str, dict[str, list[str]]]:
+    """A sample's first audit table: its text, and its rows' cells by entry."""
+    text = next(
+        str(e.data)
+        for e in resolve_sample_attachments(sample).events
+        if isinstance(e, InfoEvent) and e.source == "audit"
+    )
+    return text, {cells[0]: cells for cells in (row.strip("| ").split(" | ") for row in table_rows(text))}
+
+
+STALE_4810 = make_instance(4810, "L2").stale_ids(make_instance(4810, "L2").initial_grid)
+
+
+def test_the_verdict_table_marks_a_stale_entry_the_credulous_auditor_kept_as_a_miss(tmp_path: Path) -> None:
+    # mem_016 thawed (safe ice, now a hole), mem_009 froze (a hole, now ice)
+    assert {"mem_009", "mem_016"} <= STALE_4810 and "mem_000" not in STALE_4810
+    [log] = eval(detection(seeds="4810"), model="spatialstale/credulous", log_dir=str(tmp_path), display="none")
+    [sample] = log.samples or []
+    text, rows = _audit_table(sample)
+    assert text.splitlines()[2] == "| entry | claim | verdict | truth | result |"
+    assert rows["mem_016"][2:] == ["valid", "stale: was safe ice, now a hole", "**miss**"]
+    assert rows["mem_009"][2:] == ["valid", "stale: was a hole, now safe ice", "**miss**"]
+    assert rows["mem_000"][2:] == ["valid", "valid", "correct keep"]
+    assert {entry for entry, cells in rows.items() if cells[4] == "**miss**"} == STALE_4810
+    n = len(STALE_4810)
+    assert text.splitlines()[0] == (
+        f"**Against the truth:** 0 hits, {n} misses ({', '.join(sorted(STALE_4810))}), 0 false alarms, "
+        f"{64 - n} correct keeps."
+    )
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        pytest.param(lambda: detection(seeds="4810"), id="detection"),
+        # OMCD's audit shares the table; under fog its truth is still the whole live grid's
+        pytest.param(lambda: navigation(seeds="4810", strategies="omcd", episodes=1), id="omcd"),
+        pytest.param(lambda: navigation(seeds="4810", strategies="omcd", episodes=1, view_radius=1), id="omcd-fog"),
+    ],
+)
+def test_the_truth_beside_each_verdict_is_the_instance_s_whatever_the_model_answers(task: Any, tmp_path: Path) -> None:
+    truths = {}
+    for model in ("spatialstale/credulous", "spatialstale/observer", "spatialstale/random"):
+        [log] = eval(task(), model=model, log_dir=str(tmp_path / model.split("/")[1]), display="none")
+        [sample] = log.samples or []
+        _, rows = _audit_table(sample)
+        assert len(rows) == 64
+        truths[model] = {entry: cells[3] for entry, cells in rows.items()}
+        for entry, (_, _, verdict, truth, result) in rows.items():
+            stale, flagged = entry in STALE_4810, verdict == "stale"
+            assert truth.startswith("stale: ") == stale
+            assert result.strip("*") == {(True, True): "hit", (True, False): "miss", (False, True): "false alarm"}.get(
+                (stale, flagged), "correct keep"
+            )
+    assert truths["spatialstale/credulous"] == truths["spatialstale/observer"] == truths["spatialstale/random"]
