@@ -35,7 +35,7 @@ def estimate_seconds(options: tuple[str, ...]) -> float:
         cache_clear = getattr(getattr(_prompts, name, None), "cache_clear", None)
         if cache_clear is not None:
             cache_clear()
-    args = _parser().parse_args(["study", "--model", "openai/gpt-4o", "--dry-run", *options])
+    args = _parser("study").parse_args(["study", "--model", "openai/gpt-4o", "--dry-run", *options])
     start = time.perf_counter()
     plan(_study_from(args))
     return time.perf_counter() - start

@@ -4,12 +4,37 @@
 counts samples, calls, tokens and money first), ``spatialstale demo`` runs a small
 offline study on the reference agents, and ``spatialstale report`` hands a log
 directory to :mod:`spatialstale.report`.
+
+The names below are imported on first use (PEP 562), so that the ``spatialstale``
+command, whose module lives in this package, starts without importing Inspect.
 """
 
-from ._calls import IMAGE_TOKENS, Calls
-from ._estimate import TaskEstimate, estimate_task, plan
-from ._matrix import Cell, Shard, Study, TaskSpec, study_seeds, study_tasks
-from ._run import account, run_study
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._calls import IMAGE_TOKENS, Calls
+    from ._estimate import TaskEstimate, estimate_task, plan
+    from ._matrix import Cell, Shard, Study, TaskSpec, study_seeds, study_tasks
+    from ._run import account, run_study
+
+_SOURCES = {
+    "IMAGE_TOKENS": "_calls",
+    "Calls": "_calls",
+    "TaskEstimate": "_estimate",
+    "estimate_task": "_estimate",
+    "plan": "_estimate",
+    "Cell": "_matrix",
+    "Shard": "_matrix",
+    "Study": "_matrix",
+    "TaskSpec": "_matrix",
+    "study_seeds": "_matrix",
+    "study_tasks": "_matrix",
+    "account": "_run",
+    "run_study": "_run",
+}
 
 __all__ = [
     "IMAGE_TOKENS",
@@ -26,3 +51,15 @@ __all__ = [
     "study_seeds",
     "study_tasks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_SOURCES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

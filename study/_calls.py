@@ -14,8 +14,12 @@ unless a :data:`TokenCount` from a model's own counter is given.
   the truly stale ids; ``{"action": "RIGHT"}`` a step). Verbose models write more.
 - **cached input**: the prefix a prompt shares with the previous prompt of the same
   kind (the batches of one audit, the steps of one episode), measured part by part,
-  so it follows whatever order the builders use. The part the next prompt will share
-  counts as a cache write when it is not already a cache read.
+  so it follows whatever order the builders use, and counted only as far as the
+  model's provider caches it (a :class:`CacheRule`: a minimum length, and for OpenAI
+  128-token steps beyond it; none for a provider without a cache discount). The part
+  the next prompt will read counts as a cache write when it is not already a read.
+- **rounds**: round trips one after another; an audit's batches go out together
+  (one round), a navigation episode's steps one at a time.
 
 Detection calls are exact: windows x ceil(n^2 / B) a seed. Navigation depends on when
 episodes end, so its counts are an upper bound: every episode runs ``max_steps``
@@ -30,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inspect_ai.model import (
     ChatMessage,
@@ -113,16 +117,38 @@ def prompt_parts(messages: Sequence[ChatMessage]) -> list[Part]:
 
 
 @dataclass(frozen=True)
+class CacheRule:
+    """What a provider caches of a prefix a prompt shares with an earlier one: nothing
+    below ``minimum`` tokens, else ``minimum`` plus whole ``increment`` steps of the rest."""
+
+    minimum: int
+    increment: int = 1
+
+    def cached(self, shared: int) -> int:
+        """Tokens of a ``shared``-token prefix read from the cache."""
+        if shared < self.minimum or shared <= 0:
+            return 0
+        return self.minimum + (shared - self.minimum) // self.increment * self.increment
+
+
+ANY_PREFIX = CacheRule(1)
+"""Every shared prefix cached, however short (a self-hosted server's prefix cache)."""
+
+
+@dataclass(frozen=True)
 class Calls:
     """Model calls and estimated tokens of one model role. ``cached_tokens`` (part of
-    ``prompt_tokens``) could be read from a prefix cache; ``cache_write_tokens`` are
-    written to it for the next call."""
+    ``prompt_tokens``) would be read from the provider's prefix cache, by
+    ``cached_calls`` of the calls; ``cache_write_tokens`` are written to it for the
+    next call. ``rounds``: round trips one after another (an audit's batches are one)."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    cached_calls: int = 0
+    rounds: int = 0
 
     def __add__(self, other: Calls) -> Calls:
         return Calls(*(a + b for a, b in zip(self.figures, other.figures, strict=True)))
@@ -131,12 +157,20 @@ class Calls:
         return Calls(*(a * k for a in self.figures))
 
     @property
-    def figures(self) -> tuple[int, int, int, int, int]:
-        return (self.calls, self.prompt_tokens, self.completion_tokens, self.cached_tokens, self.cache_write_tokens)
+    def figures(self) -> tuple[int, int, int, int, int, int, int]:
+        return (
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cached_tokens,
+            self.cache_write_tokens,
+            self.cached_calls,
+            self.rounds,
+        )
 
-    def tokens_scaled(self, factor: float) -> Calls:
-        """Tokens times ``factor`` (measured on a part, scaled to the whole); calls kept."""
-        return Calls(self.calls, *(round(a * factor) for a in self.figures[1:]))
+    def concurrent(self) -> Calls:
+        """These calls sent together: one round trip."""
+        return replace(self, rounds=min(self.calls, 1))
 
     def scaled(self, factor: float) -> Calls:
         """Everything times ``factor`` (a sample of seeds scaled to all of them)."""
@@ -145,10 +179,15 @@ class Calls:
 
 @dataclass(frozen=True)
 class Meter:
-    """How prompts are measured: a token count for text and the grid size for images."""
+    """How prompts are measured: a token count for text, the grid size for images, and
+    what the provider caches (``cache``; None: nothing)."""
 
     count: TokenCount = chars_over_four
     size: int = 8
+    cache: CacheRule | None = ANY_PREFIX
+
+    def cached(self, shared: int) -> int:
+        return 0 if self.cache is None else self.cache.cached(shared)
 
     def part(self, part: Part) -> int:
         kind, value = part
@@ -199,30 +238,36 @@ def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
     if length <= 2 * CHAIN_PAIRS:
         built = [call_at(i) for i in range(length)]
         parts = [prompt_parts(messages) for messages, _ in built]
-        shared = [0] + [meter.shared(parts[i - 1], parts[i]) for i in range(1, length)] + [0]
+        cached = [0] + [meter.cached(meter.shared(parts[i - 1], parts[i])) for i in range(1, length)] + [0]
         return Calls(
             length,
             sum(sum(meter.part(p) for p in prompt) for prompt in parts),
             sum(meter.count(answer) for _, answer in built),
-            sum(shared),
-            sum(max(0, shared[i + 1] - shared[i]) for i in range(length)),
+            sum(cached),
+            sum(max(0, cached[i + 1] - cached[i]) for i in range(length)),
+            sum(1 for c in cached if c > 0),
+            length,
         )
     starts = sorted({round(k * (length - 2) / (CHAIN_PAIRS - 1)) for k in range(CHAIN_PAIRS)})
-    prompt = completion = cached = 0
+    prompt = completion = read = hits = 0
     for start in starts:
         (first, first_answer), (second, second_answer) = call_at(start), call_at(start + 1)
         a, b = prompt_parts(first), prompt_parts(second)
         prompt += sum(meter.part(p) for p in a) + sum(meter.part(p) for p in b)
         completion += meter.count(first_answer) + meter.count(second_answer)
-        cached += meter.shared(a, b)
+        pair = meter.cached(meter.shared(a, b))
+        read += pair
+        hits += pair > 0
     pairs = len(starts)
-    mean_shared = cached / pairs
+    mean_read = read / pairs
     return Calls(
         length,
         round(prompt / (2 * pairs) * length),
         round(completion / (2 * pairs) * length),
-        round(mean_shared * (length - 1)),
-        round(mean_shared),  # written once, then read by each next call
+        round(mean_read * (length - 1)),
+        round(mean_read),  # written once, then read by each next call
+        round(hits / pairs * (length - 1)),
+        length,
     )
 
 
@@ -252,12 +297,12 @@ class Asked:
     view_radius: int | None = None
 
     @classmethod
-    def of(cls, settings: object, count: TokenCount = chars_over_four) -> Asked:
+    def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
         modality, observation = getattr(settings, "modality"), getattr(settings, "observation")  # noqa: B009
         return cls(
             sight=Sight(modality, observation, image=image_named),
             prompts=PROMPT_SETS[getattr(settings, "prompt_set")],  # noqa: B009
-            meter=Meter(count, getattr(settings, "size")),  # noqa: B009
+            meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
             view_radius=getattr(settings, "view_radius", None),
         )
@@ -276,7 +321,7 @@ class Asked:
             messages = audit_messages(batches[i], seen, instance.start, self.sight, self.prompts.audit)
             return messages, audit_answer(batches[i], stale)
 
-        return chain(call_at, len(batches), self.meter)
+        return chain(call_at, len(batches), self.meter).concurrent()
 
     def audits(self, instance: Instance, grids: Sequence[Grid]) -> Calls:
         """Audits of the whole store against each grid: the first and last measured,
@@ -299,7 +344,7 @@ class Asked:
             instance.memory, self.seen(instance, grid), instance.start, self.sight, self.prompts.selfverify
         )
         answer = json.dumps({"inconsistent": sorted(instance.stale_ids(grid))})
-        return Calls(1, self.meter.prompt(messages), self.meter.count(answer))
+        return Calls(1, self.meter.prompt(messages), self.meter.count(answer), rounds=1)
 
     def steps(self, instance: Instance, view: tuple[MemoryEntry, ...] | None, max_steps: int) -> Calls:
         """The per-step navigator's calls of one episode: ``max_steps`` steps at S."""
@@ -342,12 +387,16 @@ class Asked:
             ),
         ]
         base, grow, turns = self.meter.prompt(opening), self.meter.prompt(exchange), max_steps
+        # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
+        cached = [0] + [self.meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
         return Calls(
             turns,
             turns * base + grow * turns * (turns - 1) // 2,
             turns * self.meter.count(TOOL_CALL_ANSWER),
-            (turns - 1) * base + grow * (turns - 1) * (turns - 2) // 2,
-            base + grow * (turns - 1) if turns > 1 else 0,
+            sum(cached),
+            sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
+            sum(1 for c in cached if c > 0),
+            turns,
         )
 
     def episode(self, instance: Instance, strategy: str, settings: NavigationSettings) -> tuple[Calls, Calls]:

@@ -1,4 +1,9 @@
-"""The ``spatialstale`` command: ``study``, ``demo`` and ``report``."""
+"""The ``spatialstale`` command: ``study``, ``demo`` and ``report``.
+
+Only the chosen command's options are built, and each command imports what it needs
+when it runs: ``spatialstale --help`` imports neither Inspect nor the suite's packages
+(``tests/study/test_cli_startup.py``).
+"""
 
 from __future__ import annotations
 
@@ -10,22 +15,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, N_DEFAULT_SEEDS
-from spatialstale.report import LogError, read_logs
-from spatialstale.solvers import DETECTION, NAVIGATION, Axis, DetectionSettings, NavigationSettings, axes_of
+if TYPE_CHECKING:
+    from spatialstale.solvers import Axis, DetectionSettings, NavigationSettings
 
-from ._estimate import format_plan, plan, read_prices
-from ._matrix import STUDY_MODALITIES, Shard, Study, beyond_paper, study_seeds, study_tasks
-from ._options import add_model_options, eval_set_options, model_roles
-from ._run import SIGNAL_EXIT, account, interrupts_as_keyboard, run_study
+    from ._matrix import Study
 
 DEMO_OBSERVER = "spatialstale/observer"
 DEMO_CREDULOUS = "spatialstale/credulous"
 DEMO_MODELS = (DEMO_OBSERVER, DEMO_CREDULOUS)
 DEMO_SEEDS = 5
 DEMO_EPISODES = 1
+DEMO_HELP = "a small offline study on the reference agents, printing the outcome table"
+DEMO_TIME = "It takes about 40 seconds on two cores."
 
 
 def _names(value: str) -> list[str]:
@@ -47,11 +50,15 @@ def _read(axis: Axis, items: Sequence[str]) -> list[Any]:
 
 
 def _axis(settings: type[DetectionSettings] | type[NavigationSettings], name: str) -> Axis:
+    from spatialstale.solvers import axes_of
+
     return next(a for a in axes_of(settings) if a.name == name)
 
 
 def _beyond_paper() -> dict[str, Axis]:
     """Every axis beyond the paper's protocol, by name (the study runs each value given)."""
+    from ._matrix import beyond_paper
+
     return {a.name: a for kind in ("detection", "navigation") for a in beyond_paper(kind)}
 
 
@@ -72,7 +79,12 @@ def _positive(value: str) -> int:
     return number
 
 
-def _parser() -> argparse.ArgumentParser:
+COMMANDS = ("study", "demo", "report")
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser, with the options of ``command`` only (each imports what
+    its options need); without one, every command's name and help and no options."""
     parser = argparse.ArgumentParser(
         prog="spatialstale", description="Run the SpatialSTALE study and report it (paper tables and figures)."
     )
@@ -84,6 +96,33 @@ def _parser() -> argparse.ArgumentParser:
         description="Detection over regimes x modalities and navigation over regimes x strategies x episodes, "
         "for each model, as one Inspect eval set. Re-running the same command completes only what is missing.",
     )
+    demo = commands.add_parser(
+        "demo",
+        help=DEMO_HELP,
+        description=f"Runs detection and navigation (L1-L3, every strategy) on {DEMO_OBSERVER} and "
+        f"{DEMO_CREDULOUS} on {DEMO_SEEDS} seeds x {DEMO_EPISODES} episode, then prints the outcome and "
+        f"detection tables. {DEMO_TIME}",
+    )
+    report = commands.add_parser(
+        "report",
+        help="write report.md and report.html with the paper's tables and figures from a log directory",
+    )
+    if command == "study":
+        _study_options(study)
+    elif command == "demo":
+        _demo_options(demo)
+    elif command == "report":
+        _report_options(report)
+    return parser
+
+
+def _study_options(study: argparse.ArgumentParser) -> None:
+    from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, N_DEFAULT_SEEDS
+    from spatialstale.solvers import DETECTION, NAVIGATION
+
+    from ._matrix import STUDY_MODALITIES
+    from ._options import add_model_options
+
     study.add_argument("--model", action="append", required=True, help="a model to study (repeat for several)")
     study.add_argument(
         "--log-dir", default="logs/study", help="eval set log directory, local or s3://bucket/prefix (logs/study)"
@@ -128,32 +167,38 @@ def _parser() -> argparse.ArgumentParser:
     study.add_argument(
         "--dry-run", action="store_true", help="print samples, calls, token and cost estimates; run nothing"
     )
+    study.add_argument(
+        "--latency",
+        type=float,
+        metavar="SECONDS",
+        help="seconds a model call takes, for the wall-time estimate (default: 2.0 for API models, "
+        "0 for spatialstale/ reference agents)",
+    )
     add_model_options(study)
 
-    demo = commands.add_parser(
-        "demo",
-        help="a one-minute offline study on the reference agents, printing the outcome table",
-        description="Runs detection and navigation (L1-L3, every strategy) on spatialstale/observer and "
-        "spatialstale/credulous with a handful of seeds, then prints the outcome and detection tables.",
-    )
+
+def _demo_options(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--log-dir", default="logs/demo", help="default: logs/demo")
     demo.add_argument("--n-seeds", type=_positive, default=DEMO_SEEDS, help=f"default: {DEMO_SEEDS}")
     demo.add_argument("--episodes", type=_positive, default=DEMO_EPISODES, help=f"default: {DEMO_EPISODES}")
     demo.add_argument("--display", default="none", choices=["full", "rich", "plain", "log", "none"])
 
-    report = commands.add_parser(
-        "report",
-        help="write report.md and report.html with the paper's tables and figures from a log directory",
-    )
+
+def _report_options(report: argparse.ArgumentParser) -> None:
     report.add_argument("log_dir", help="directory of Inspect logs (e.g. logs/study)")
     report.add_argument("--out", help="output directory (default: LOG_DIR/report)")
     report.add_argument(
         "--bundle", action="store_true", help="also write Inspect's log viewer with every log into OUT/viewer"
     )
-    return parser
 
 
 def _study_from(args: argparse.Namespace) -> Study:
+    from spatialstale.env import CHANGE_REGIMES
+    from spatialstale.solvers import DetectionSettings, NavigationSettings
+
+    from ._matrix import Shard, Study, study_seeds, study_tasks
+    from ._options import eval_set_options, model_roles
+
     chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
     if "none" in chosen:
         raise ValueError(f"regimes must be among {', '.join(CHANGE_REGIMES)}; got 'none'")
@@ -198,15 +243,21 @@ _MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from ._estimate import check_models, format_plan, plan, read_prices
+    from ._run import SIGNAL_EXIT, account, interrupts_as_keyboard, run_study
+
     study = _study_from(args)
     prices = read_prices(args.model_cost_config) if args.model_cost_config else {}
-    print(format_plan(study, plan(study), prices))
+    if args.dry_run:
+        check_models([*study.models, *([study.auditor] if study.auditor else [])])
+    print(format_plan(study, plan(study), prices, latency=args.latency))
     if args.dry_run:
         return 0
     print()
+    resume = "spatialstale " + shlex.join(argv)
     with interrupts_as_keyboard() as received:
         try:
-            run_study(study, display=args.display)
+            run_study(study, display=args.display, resume=resume)
         except KeyboardInterrupt:  # Ctrl-C that Inspect passed on (SIGTERM/SIGHUP are in received)
             received.append(signal.SIGINT)
         except Exception as error:
@@ -221,12 +272,11 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     # eval_set's own verdict is not trusted: what counts is a successful log per cell.
     accounting = account(study)
     where = study.log_dir + (f" (shard {study.shard})" if study.shard else "")
-    resume = "spatialstale " + shlex.join(argv)
     superseded = ""
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
     if accounting.complete and interrupted is None:
-        print(f"report: spatialstale report {study.log_dir}")
+        print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
     for cell, state in accounting.missing[:MISSING_SHOWN]:
@@ -247,6 +297,11 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from spatialstale.report import demo_tables, read_logs
+
+    from ._matrix import Study, study_seeds, study_tasks
+    from ._run import run_study
+
     started = time.perf_counter()
     seeds = study_seeds(None, args.n_seeds)
     tasks = study_tasks(seeds=seeds, episodes=args.episodes)
@@ -263,23 +318,41 @@ def _demo(args: argparse.Namespace) -> int:
     ]
     print(
         f"SpatialSTALE demo: {', '.join(DEMO_MODELS)} (each auditing itself), and {DEMO_CREDULOUS} audited by "
-        f"{DEMO_OBSERVER}; seeds {', '.join(map(str, seeds))}; detection text+vision and navigation "
-        f"(every strategy, {args.episodes} episode(s)) on L1-L3"
+        f"{DEMO_OBSERVER}; detection text+vision and navigation (every strategy) on L1-L3, "
+        f"{_count(len(seeds), 'seed')} ({', '.join(map(str, seeds))}) x {_count(args.episodes, 'episode')}"
     )
-    ok = all(run_study(study, display=args.display)[0] for study in studies)
+    # the demo's own output is its tables: no progress lines
+    ok = all(run_study(study, display=args.display, progress=False)[0] for study in studies)
     if not ok:
         print(f"the demo's eval set did not complete; run it again to resume ({args.log_dir})", file=sys.stderr)
         return 1
-    from spatialstale.report import demo_tables
-
     print(demo_tables(read_logs(args.log_dir)))
-    print(f"\n{time.perf_counter() - started:.0f} s. Logs: {args.log_dir} (inspect view --log-dir {args.log_dir}).")
-    print(f"Full report: spatialstale report {args.log_dir}")
+    print(f"\n{time.perf_counter() - started:.0f} s. Logs: {args.log_dir}")
+    print(f"Transcripts: {_executable('inspect')} view --log-dir {shlex.quote(args.log_dir)}")
+    print(f"Full report: {_executable('spatialstale')} report {shlex.quote(args.log_dir)}")
     return 0
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _executable(name: str) -> str:
+    """How to call the console script ``name`` of this interpreter's environment without
+    an activated venv: its path beside ``sys.executable`` (relative when it is under the
+    working directory, e.g. ``.venv/bin/inspect``), else the bare name."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        return name
+    try:
+        shown = str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(path)
+    return shlex.quote(shown)
+
+
 def _report(args: argparse.Namespace) -> int:
-    from spatialstale.report import write_report
+    from spatialstale.report import read_logs, write_report
 
     if not args.out and "://" in args.log_dir:
         raise ValueError(f"give --out DIR (a local folder) for the report of {args.log_dir}")
@@ -293,14 +366,18 @@ def _report(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``spatialstale`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
+    args = _parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     try:
         if args.command == "study":
             return _study(args, argv)
         if args.command == "demo":
             return _demo(args)
         return _report(args)
-    except (LogError, ValueError) as error:
+    except Exception as error:
+        from spatialstale.report import LogError
+
+        if not isinstance(error, (LogError, ValueError)):
+            raise
         if not getattr(error, "reported", False):  # a bad -T value or agent name prints itself
             print(f"spatialstale {args.command}: error: {error}", file=sys.stderr)
         return 2

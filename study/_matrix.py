@@ -2,7 +2,10 @@
 
 A study is a list of :class:`TaskSpec` (one Inspect task each) run for every model
 (:class:`Study`). The matrix is the paper's: detection over regimes x modalities,
-navigation over regimes with every strategy in one task, and with the batch sweep
+navigation over regimes x strategies, one strategy a task (so each navigation log's
+headline metric, ``success``, is one strategy's success rate, never a pool of
+strategies; the sample ids, ``L2-omcd-s4810``, pair the strategies across logs), and
+with the batch sweep
 detection on L1 text at B in {1, 5, 10, 20} (App. E). Every axis beyond the paper's
 protocol (each settings field with a ``title``: prompt set, filter mode, view radius,
 navigator, ...) multiplies the cells of the task kinds that have it, one cell per
@@ -62,7 +65,8 @@ def beyond_paper(kind: str) -> tuple[Axis, ...]:
 @dataclass(frozen=True)
 class TaskSpec:
     """One task of the study: its settings (one regime each); for detection one modality
-    and batch size, for navigation every strategy of the cell and ``episodes`` epochs."""
+    and batch size, for navigation its strategies (one, in a study's matrix) and
+    ``episodes`` epochs."""
 
     settings: Settings
 
@@ -110,14 +114,15 @@ class TaskSpec:
 
     @property
     def base_name(self) -> str:
-        """The cell without its axes beyond the paper: ``detection L1 text B=10``, ``navigation L2 text``."""
+        """The cell without its axes beyond the paper: ``detection L1 text B=10``,
+        ``navigation L2 text omcd``."""
         if self.kind == "detection":
             return f"detection {self.regime} {self.settings.modality} B={self.settings.batch_size}"
-        return f"navigation {self.regime} {self.settings.modality}"
+        return f"navigation {self.regime} {self.settings.modality} {'+'.join(self.strategies)}"
 
     @property
     def name(self) -> str:
-        """A short label: ``detection L1 text B=10`` or ``navigation L2 text filter=unknown agent=tools``."""
+        """A short label: ``detection L1 text B=10`` or ``navigation L2 text omcd filter=unknown agent=tools``."""
         changed = [
             f"{a.name}={a.show(getattr(self.settings, a.name))}"
             for a in beyond_paper(self.kind)
@@ -259,7 +264,7 @@ def study_tasks(
 
     Detection runs over regimes x modalities (and with ``batch_sweep`` on L1 text at
     B in {1, 5, 10, 20}, App. E, under the default values of ``axes`` only);
-    navigation over regimes, every strategy in one task, ``episodes`` epochs. ``axes``
+    navigation over regimes x strategies, one strategy a task, ``episodes`` epochs. ``axes``
     maps an axis beyond the paper (``prompt_set``, ``filter``, ``view_radius``,
     ``agent``, ...) to the values to run, canonical; each task kind runs once per
     combination of the values of its own axes (default: the paper's value alone). A
@@ -303,18 +308,19 @@ def study_tasks(
                         f"none of them is among the strategies ({', '.join(strategies)})"
                     )
             for regime in regimes:
-                specs.append(
-                    _spec(
-                        "navigation",
-                        regime=regime,
-                        modality=navigation_modality,
-                        strategies=ran,
-                        episodes=episodes,
-                        max_steps=max_steps,
-                        **common,
-                        **values,
+                for strategy in ran:
+                    specs.append(
+                        _spec(
+                            "navigation",
+                            regime=regime,
+                            modality=navigation_modality,
+                            strategies=(strategy,),
+                            episodes=episodes,
+                            max_steps=max_steps,
+                            **common,
+                            **values,
+                        )
                     )
-                )
     return tuple(specs)
 
 

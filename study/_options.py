@@ -120,6 +120,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--no-fail-on-error", action="store_true", help="never fail a task for errored samples")
     run.add_argument("--continue-on-fail", action="store_true", help="keep running the samples of a failing task")
     run.add_argument(
+        "--log-dir-allow-dirty",
+        action="store_true",
+        help="let the log dir hold logs of other eval sets (another matrix); the study counts only its own",
+    )
+    run.add_argument(
         "--no-log-realtime",
         action="store_true",
         help="no realtime sample buffer: samples show in inspect view only once done (less CPU per call)",
@@ -258,6 +263,8 @@ def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
         options["continue_on_fail"] = True
     if args.no_log_realtime:
         options["log_realtime"] = False
+    if args.log_dir_allow_dirty:
+        options["log_dir_allow_dirty"] = True
     if args.retry_on_error is not None and args.retry_on_error is not False:
         options["retry_on_error"] = 1 if args.retry_on_error is True else args.retry_on_error
     if "cost_limit" in options and "model_cost_config" not in options:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -211,19 +212,65 @@ def test_unparseable_number_is_refused_by_the_parser(capsys: pytest.CaptureFixtu
     assert "--temperature" in capsys.readouterr().err
 
 
+def test_progress_lines_without_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("spatialstale.study._run.PROGRESS_EVERY", 0.0)  # a count after every sample
+    assert main([*BASE, "-M", "delay=0", "--log-dir", str(tmp_path / "logs")]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("study: ")]
+    finished = [line for line in said if ": success; " in line]
+    assert sorted(line.split(": success; ")[0] for line in finished) == [
+        "study: slowagent/observer: detection L1 text B=10",
+        "study: slowagent/observer: navigation L1 text nofilter",
+        "study: slowagent/observer: navigation L1 text omcd",
+    ]
+    assert finished[-1].endswith("; 3/3 tasks, 6/6 samples done")
+    counts = [line for line in said if line not in finished]
+    assert counts and all(re.fullmatch(r"study: [0-3]/3 tasks, [1-6]/6 samples done", line) for line in counts)
+    assert re.fullmatch(r"study: [0-3]/3 tasks, 6/6 samples done", counts[-1])
+
+
+def test_a_log_dir_of_another_matrix_takes_the_flag_the_hint_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*BASE, "-M", "delay=0", "--log-dir", str(tmp_path / "logs")]
+    assert main([*argv, "--no-detection", "--n-seeds", "1"]) == 0  # another matrix's log
+    assert main([*argv, "--no-navigation"]) == 2
+    err = capsys.readouterr().err
+    hinted = set(re.findall(r"--[a-z][a-z-]+", err))
+    assert hinted == {"--log-dir-allow-dirty"}, err
+    # every hint the study prints is an option it accepts
+    assert main([*argv, "--no-navigation", *hinted]) == 0
+    assert _last_line(capsys.readouterr().out).startswith("study complete: 1 of 1 task logs in ")
+    # a resume's progress counts what earlier runs did
+    assert main([*argv, *hinted]) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"^study: slowagent/observer: navigation L1 text \w+: success; 3/3 tasks, 6/6 samples done$", out, re.M
+    )
+    assert _last_line(out).startswith("study complete: 3 of 3 task logs in ")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("sig", "status", "display"), [(signal.SIGINT, 130, "full"), (signal.SIGTERM, 143, "none")])
 def test_interrupted_study_says_so_and_the_same_command_resumes(
-    sig: signal.Signals, status: int, tmp_path: Path
+    sig: signal.Signals, status: int, display: str, tmp_path: Path
 ) -> None:
     log_dir = tmp_path / "logs"
-    argv = [*BASE, "-M", f"delay={SLOW}", "--log-dir", str(log_dir)]
+    argv = [*BASE, "--display", display, "-M", f"delay={SLOW}", "--log-dir", str(log_dir)]
     code, output = _stop_midway(argv, log_dir, sig)
     last = _last_line(output)
     assert code == status, output[-3000:]
     assert last.startswith(f"study interrupted ({sig.name}): ")
     assert last.endswith("resume with: spatialstale " + shlex.join(argv))
-    assert "  missing: slowagent/observer: navigation L1 text (cancelled)" in output
+    # said at once, once; one resume command; nothing of Inspect's contradicts it
+    said = [line for line in output.splitlines() if line.startswith("study: interrupted: ")]
+    assert said == [
+        "study: interrupted: cancelling the samples in flight and saving their logs (interrupt again to stop at once)"
+    ]
+    assert output.count("resume with:") == 1 and "eval-retry" not in output
+    assert "Completed all tasks" not in output and "Traceback" not in output
+    assert re.search(r"^  missing: slowagent/observer: navigation L1 text \w+ \(cancelled\)$", output, re.M)
     # a task whose log was being opened as the signal came may stay "started", as after a kill
     assert {log.status for log in _logs(log_dir)} <= {"cancelled", "success", "started"}
     assert "cancelled" in {log.status for log in _logs(log_dir)}
@@ -233,12 +280,30 @@ def test_interrupted_study_says_so_and_the_same_command_resumes(
     process = _start(resume)
     output, _ = process.communicate(timeout=600)
     assert process.returncode == 0, output[-3000:]
-    assert _last_line(output).startswith("study complete: 2 of 2 task logs in ")
+    assert _last_line(output).startswith("study complete: 3 of 3 task logs in ")
 
     uninterrupted = tmp_path / "uninterrupted"
     assert main([*BASE, "-M", "delay=0", "--log-dir", str(uninterrupted)]) == 0
     assert _scores(log_dir) == _scores(uninterrupted)
     assert len(_scores(log_dir)) == 2 + 2 * 2
+
+
+@pytest.mark.slow
+def test_a_second_interrupt_stops_at_once_with_the_resume_command(tmp_path: Path) -> None:
+    log_dir = tmp_path / "logs"
+    argv = [*BASE, "-M", f"delay={SLOW}", "--log-dir", str(log_dir)]
+    process = _start(argv)
+    wait_until_midway(process, log_dir)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output[-3000:]
+    assert "Traceback" not in output and output.count("resume with:") == 1
+    assert _last_line(output) == (
+        "study interrupted (SIGINT): stopped at once, the samples in flight not saved; "
+        f"resume with: spatialstale {shlex.join(argv)}"
+    )
 
 
 @pytest.mark.slow
@@ -250,7 +315,7 @@ def test_killed_run_leaves_logs_a_resume_supersedes(tmp_path: Path, capsys: pyte
     assert "started" in {log.status for log in _logs(log_dir)}
     assert main(argv) == 0
     last = _last_line(capsys.readouterr().out)
-    assert last.startswith("study complete: 2 of 2 task logs in ")
+    assert last.startswith("study complete: 3 of 3 task logs in ")
     assert "superseded log(s) of earlier attempts ignored" in last
     accounting = account(_study(log_dir))
     assert accounting.complete and accounting.superseded >= 1
@@ -269,12 +334,12 @@ def test_shards_are_disjoint_and_together_complete(tmp_path: Path, capsys: pytes
     for k in (1, 2, 3):
         assert main([*argv, "--shard", f"{k}/3"]) == 0
         assert _last_line(capsys.readouterr().out).startswith(
-            f"study complete: 2 of 2 task logs in {shared} (shard {k}/3)"
+            f"study complete: 3 of 3 task logs in {shared} (shard {k}/3)"
         )
         parts.append({log.eval.task_args_passed["seeds"][0] for log in _logs(shared)})
     seeds = [sample_seed for log in _logs(shared) for sample_seed in log.eval.task_args_passed["seeds"]]
     # each seed runs in exactly one shard per task; all five seeds are covered
-    assert sorted(seeds) == sorted(2 * list(study_seeds(None, 5)))
+    assert sorted(seeds) == sorted(3 * list(study_seeds(None, 5)))
     whole = tmp_path / "whole"
     assert main([*argv[:-1], str(whole)]) == 0
     assert _scores(shared).keys() == _scores(whole).keys()
@@ -290,7 +355,7 @@ def test_failed_study_is_incomplete_and_names_the_missing_cells(
     out = capsys.readouterr().out
     assert "  missing: slowagent/observer: detection L1 text B=10 (error)" in out
     assert _last_line(out) == (
-        f"study incomplete: 2 of 2 task logs missing in {log_dir}; resume with: spatialstale {shlex.join(argv)}"
+        f"study incomplete: 3 of 3 task logs missing in {log_dir}; resume with: spatialstale {shlex.join(argv)}"
     )
 
 
@@ -314,13 +379,14 @@ def test_dry_run_costs_follow_the_price_table(tmp_path: Path, capsys: pytest.Cap
     assert header[-2:] == ["$", "counts"] and "cached" in header and "epochs" in header
     line = next(line for line in out.splitlines() if line.startswith("  openai/gpt-4o:"))
     prompt = _number_after(line, "calls, ~")
-    cached = _number_after(line, "prompt tokens (~")
-    completion = _number_after(line, "+ ~")
-    assert 0 < cached < prompt
-    no_cache = _number_after(out, "with prefix caching, ~$")
+    completion = _number_after(line, "prompt tokens, ~")
+    headline = out.split("  openai/gpt-4o:", 1)[1].splitlines()[1]
+    assert headline.startswith("    cost: ~$") and " with caching (" in headline  # navigation prompts reach 1,024
+    no_cache = _number_after(headline, "; ~$")
     assert no_cache == pytest.approx((2.5 * prompt + 10 * completion) / 1e6, abs=0.006)
-    with_cache = _number_after(out, "    cost: ~$")
+    with_cache = _number_after(headline, "    cost: ~$")
     assert with_cache < no_cache
+    assert "cache write per million tokens (--model-cost-config)" in out
     # the slow agent has no price: its row and total say so instead of guessing
     assert "no price (give one with --model-cost-config FILE)" in out
     assert "n/a" in out
@@ -355,14 +421,14 @@ def test_sampled_estimates_stay_close_to_the_full_measurement(monkeypatch: pytes
     monkeypatch.setattr(_calls, "CHAIN_PAIRS", 1000)
     monkeypatch.setattr(_calls, "WINDOWS_MEASURED", 1000)
     for task in spec:
-        full[task.kind] = _estimate.estimate_task(task)
+        full[task.name] = _estimate.estimate_task(task)
     monkeypatch.undo()
     monkeypatch.setattr(_estimate, "EXACT_CELLS", 4 * 64)
     for task in spec:
         sampled = _estimate.estimate_task(task)
         assert sampled.sampled and sampled.measured_seeds == 4
         for field in ("calls", "prompt_tokens", "completion_tokens", "cached_tokens"):
-            exact, estimate = getattr(full[task.kind].total, field), getattr(sampled.total, field)
+            exact, estimate = getattr(full[task.name].total, field), getattr(sampled.total, field)
             assert estimate == pytest.approx(exact, rel=0.2), (task.kind, field)
 
 
