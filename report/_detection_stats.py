@@ -56,6 +56,8 @@ def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
                 "f1_high": high,
                 "precision": float(group.precision.mean()),
                 "recall": float(group.recall.mean()),
+                "precision_undefined": int(group.precision.isna().sum()),
+                "recall_undefined": int(group.recall.isna().sum()),
                 "calls_per_seed": float(group.calls.mean()),
                 "unparseable": int(group.unparseable.sum()),
                 "unanswered": int(group.unanswered.sum()),
@@ -76,6 +78,8 @@ def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
             "f1_high",
             "precision",
             "recall",
+            "precision_undefined",
+            "recall_undefined",
             "calls_per_seed",
             "unparseable",
             "unanswered",
@@ -133,7 +137,7 @@ def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, p
     """Fig. 9: per-seed text detection F1 against per-seed text OMCD success, paired
     by (model, regime, seed); and Pearson/Spearman per (model, regime)."""
     main = main_detection(det)
-    f1 = main[main.modality == "text"][["model", "regime", "seed", "f1"]]
+    f1 = main[main.modality == "text"][["model", "regime", "seed", "f1"]].dropna(subset=["f1"])
     seeds = per_seed_rates(paper_cells(nav))
     omcd = seeds[(seeds.strategy == "omcd") & (seeds.modality == "text")]
     omcd = omcd[["model", "regime", "seed", "success"]]

@@ -28,6 +28,8 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 MISSING = "missing"
+UNDEFINED = "—"
+"""A value whose denominator is empty (precision with nothing flagged): not zero."""
 VIEWER = "viewer"
 """The folder, beside the report, of Inspect's static log viewer (``--bundle``)."""
 TITLE = "SpatialSTALE reproduction report"
@@ -69,7 +71,7 @@ def pct(x: float) -> str:
 
 
 def num(x: float, digits: int = 3) -> str:
-    return "-" if nan(x) else f"{x:.{digits}f}"
+    return UNDEFINED if nan(x) else f"{x:.{digits}f}"
 
 
 def pvalue(p: float) -> str:
@@ -109,10 +111,26 @@ def first_row(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
     return None if part.empty else part.iloc[0]
 
 
-def log_of(frame: pd.DataFrame, **keys: object) -> str | None:
-    """The log of the newest sample row matching ``keys`` (the log a cell came from)."""
+Evidence = tuple[str, str | None, int | None]
+"""Where a cell's number comes from: (log, sample id, epoch); the id is None when unknown."""
+
+
+def log_of(frame: pd.DataFrame, **keys: object) -> Evidence | None:
+    """The log, and the first sample in it, of the newest sample row matching ``keys``
+    (the samples a cell came from: the viewer opens that sample and steps through the rest)."""
     row = first_row(frame.iloc[::-1], **keys)
-    return None if row is None else str(row["log"])
+    if row is None:
+        return None
+    log = str(row["log"])
+    same = frame[frame["log"] == log]
+    for key, value in keys.items():
+        same = same[same[key] == value]
+    first = same.iloc[0] if len(same) else row
+    sample = first.get("sample_id")
+    epoch = first.get("epoch", 1)
+    if nan(sample) or sample is None:
+        return (log, None, None)
+    return (log, str(sample), as_int(epoch) or 1)
 
 
 @dataclass(frozen=True)
@@ -124,6 +142,14 @@ class Table:
 
     def __bool__(self) -> bool:
         return bool(self.rows)
+
+    def compact(self) -> Table:
+        """The table without the columns empty in every row (the paper's columns
+        when no model matches one the paper ran)."""
+        if not self.rows:
+            return self
+        keep = [i for i in range(len(self.header)) if any(str(row[i]).strip() for row in self.rows)]
+        return Table([self.header[i] for i in keep], [[row[i] for i in keep] for row in self.rows])
 
 
 @dataclass(frozen=True)
@@ -143,7 +169,13 @@ class Links:
     viewer: bool = False
 
     def href(self, log: object) -> str | None:
-        """The report-relative link to ``log`` (a log location), or None."""
+        """The report-relative link to ``log`` (a log location, or :data:`Evidence`):
+        in the viewer bundle the sample's page (Inspect's viewer route
+        ``#/logs/<log>/samples/sample/<id>/<epoch>/``), else the log; or None."""
+        sample: tuple[str, int] | None = None
+        if isinstance(log, tuple):
+            log, sample_id, epoch = log
+            sample = (sample_id, epoch or 1) if sample_id is not None else None
         if not isinstance(log, str) or not log:
             return None
         local = log.removeprefix("file://")
@@ -151,7 +183,8 @@ class Links:
         if self.viewer:
             base = self.log_dir.rstrip("/") if remote else os.path.abspath(self.log_dir.removeprefix("file://"))
             inside = local[len(base) :].lstrip("/") if remote else os.path.relpath(local, base)
-            return f"{VIEWER}/index.html#/logs/{quote(inside)}"
+            page = f"{VIEWER}/index.html#/logs/{quote(inside)}"
+            return f"{page}/samples/sample/{quote(sample[0], safe='')}/{sample[1]}/" if sample else page
         return log if remote else quote(os.path.relpath(local, self.out.resolve()))
 
 
@@ -176,6 +209,7 @@ def environment() -> jinja2.Environment:
             undefined=jinja2.StrictUndefined,
         )
         _environment.filters["cell"] = _cell
+        _environment.filters["compact"] = Table.compact
     return _environment
 
 
@@ -206,7 +240,7 @@ def _embedded_image(folder: Path) -> ImageRule:
 def to_html(markdown: str, figures_dir: Path) -> str:
     """The Markdown as one self-contained HTML page: figures from ``figures_dir`` are
     embedded as data URIs."""
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")  # <details> and anchors; cells are escaped
     md.add_render_rule("image", _embedded_image(figures_dir))
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'

@@ -18,9 +18,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from spatialstale.env import CHANGE_REGIMES as REGIMES
 
@@ -74,6 +76,21 @@ def _legend_right(ax: Axes, title: str | None = None) -> None:
     ax.legend(title=title, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
 
+UNIT_TOP = 1.05
+"""The top of a rate or F1 axis: 1 with a small margin; no tick above 1."""
+
+
+def _unit_axis(ax: Axes, which: str = "y") -> None:
+    """A rate or F1 axis: from 0 to 1 with a small margin, ticks 0, 0.2, ..., 1."""
+    ticks = np.linspace(0, 1, 6)
+    if which == "y":
+        ax.set_ylim(0, UNIT_TOP)
+        ax.set_yticks(ticks)
+    else:
+        ax.set_xlim(0, UNIT_TOP)
+        ax.set_xticks(ticks)
+
+
 def _label_bars(
     ax: Axes,
     xs: np.ndarray,
@@ -82,15 +99,22 @@ def _label_bars(
     digits: int = 2,
     missing: str = "missing",
 ) -> None:
-    """Write each bar's value above it and its error bar (``above``), so that a zero
-    bar is told apart from a missing one (labelled ``missing``)."""
+    """Write each bar's value on it, so that a zero bar is told apart from a missing one
+    (labelled ``missing``): inside the top of a tall bar, above a short one (and above
+    its error bar, ``above``, when that stays on a unit axis)."""
     extra = above or [0.0] * len(values)
-    pad = 0.02 * ax.get_ylim()[1]
+    pad = 0.02
     for x, v, e in zip(xs, values, extra, strict=True):
-        text, y = (missing, pad) if math.isnan(v) else (f"{v:.{digits}f}", v + (0 if math.isnan(e) else e) + pad)
-        ax.text(
-            x, y, text, rotation=90, ha="center", va="bottom", fontsize=7, color="grey" if math.isnan(v) else "black"
-        )
+        if math.isnan(v):
+            ax.text(x, pad, missing, rotation=90, ha="center", va="bottom", fontsize=7, color="grey")
+            continue
+        text = f"{v:.{digits}f}"
+        if v >= 0.3:
+            ax.text(x, v - pad, text, rotation=90, ha="center", va="top", fontsize=7, color="white")
+            continue
+        top = v + (0 if math.isnan(e) else e) + pad
+        y = top if top < 0.85 else v + pad
+        ax.text(x, y, text, rotation=90, ha="center", va="bottom", fontsize=7, color="black")
 
 
 def _models(frame: pd.DataFrame) -> list[str]:
@@ -106,7 +130,6 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(1, 3, figsize=(4 + 1.1 * len(models) * 3, 3.8), sharey=True, squeeze=False)
     width = 0.8 / len(modalities)
     for ax, regime in zip(axes[0], REGIMES, strict=True):
-        ax.set_ylim(0, 1.3)
         x = np.arange(len(models))
         ax.set_xlim(-0.6, len(models) - 0.4)  # room for the outer bars' labels
         for k, modality in enumerate(modalities):
@@ -127,7 +150,7 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
             _label_bars(ax, x + (k - (len(modalities) - 1) / 2) * width, means, stds)
         ax.set_title(regime)
         ax.set_xticks(x, [wrap(short(m), 18) for m in models], fontsize=8)
-        ax.set_ylim(0, 1.3)
+        _unit_axis(ax)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("detection F1 (mean ± std over seeds)")
     _legend_right(axes[0][-1], title="observation")
@@ -147,7 +170,6 @@ def fig4_flags(flags: pd.DataFrame, path: Path) -> Path | None:
     width = 0.8 / len(models)
     colours = plt.get_cmap("tab10")
     for ax, modality in zip(axes[0], modalities, strict=True):
-        ax.set_ylim(0, 1.25)
         x = np.arange(len(FLAG_CELLS))
         ax.set_xlim(-0.6, len(FLAG_CELLS) - 0.4)  # room for the outer bars' labels
         for k, model in enumerate(models):
@@ -159,7 +181,7 @@ def fig4_flags(flags: pd.DataFrame, path: Path) -> Path | None:
         ax.set_xticks(x, [FLAG_NAMES[c] for c in FLAG_CELLS], fontsize=8)
         ax.set_xlabel("memory claim, current cell")
         ax.set_title(f"{modality} observation")
-        ax.set_ylim(0, 1.25)
+        _unit_axis(ax)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("share of entries flagged stale")
     _legend_right(axes[0][-1])
@@ -179,7 +201,7 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
     )
     width = 0.8 / len(strategies)
     for ax, model in zip(axes[0], models, strict=True):
-        ax.set_ylim(0, 1.3)
+        _unit_axis(ax)
         x = np.arange(len(REGIMES))
         ax.set_xlim(-0.6, len(REGIMES) - 0.4)  # room for the outer bars' labels
         for k, strategy in enumerate(strategies):
@@ -246,9 +268,47 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+REGIME_MARKERS = {"L1": "o", "L2": "s", "L3": "^"}
+SPREAD = 0.025
+"""Points closer than this (precision-recall units) share a place."""
+RING = 0.045
+"""The radius of the ring points sharing a place are drawn on (wider with more points)."""
+
+
+def spread(points: list[tuple[float, float]], radius: float = SPREAD) -> list[tuple[float, float, int]]:
+    """Each point, moved onto a small ring around its place when others share it (within
+    ``radius``), so that every point stays visible; with how many share its place. The
+    ring is centred on the shared place itself (the figure marks it), so a point drawn
+    off its place is never read as another value; the axes leave room for the ring."""
+    groups: list[list[int]] = []
+    for i, (x, y) in enumerate(points):
+        home = next(
+            (g for g in groups if abs(points[g[0]][0] - x) < radius and abs(points[g[0]][1] - y) < radius), None
+        )
+        if home is None:
+            groups.append([i])
+        else:
+            home.append(i)
+    out: list[tuple[float, float, int]] = [(0.0, 0.0, 1)] * len(points)
+    for group in groups:
+        r = RING * max(1.0, len(group) / 6) if len(group) > 1 else 0.0
+        x0, y0 = points[group[0]]
+        for k, i in enumerate(group):
+            angle = math.pi / 2 + 2 * math.pi * k / len(group)
+            out[i] = (x0 + r * math.cos(angle), y0 + r * math.sin(angle), len(group))
+    return out
+
+
 def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
-    """Mean precision vs mean recall per run (model, modality, regime) with iso-F1 contours."""
-    if summary.empty:
+    """Mean precision vs mean recall per run (model, modality, regime) with iso-F1 contours.
+
+    A run whose precision or recall is undefined on every seed (nothing flagged, or
+    nothing stale) has no point: it is not drawn at 0. Colour is the model, the marker's
+    shape the regime and its fill the modality; runs at one place are spread on a small
+    ring around it and labelled with their count.
+    """
+    drawn = summary.dropna(subset=["precision", "recall"]) if not summary.empty else summary
+    if drawn.empty:
         return None
     fig, ax = plt.subplots(figsize=(6.4, 5.6))
     grid = np.linspace(0.01, 1, 200)
@@ -258,32 +318,57 @@ def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
     ax.clabel(contours, fmt="F1=%.1f", fontsize=7)
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
     colours = plt.get_cmap("tab10")
-    markers = {"L1": "o", "L2": "s", "L3": "^"}
-    offsets = np.linspace(-0.012, 0.012, max(1, len(_models(summary))))
-    for k, model in enumerate(_models(summary)):
-        for _, row in summary[summary.model == model].iterrows():
-            filled = row.modality == "text"
-            ax.scatter(
-                row.recall + offsets[k],
-                row.precision + offsets[k],
-                marker=markers.get(row.regime, "o"),
-                s=60,
-                facecolors=colours(k) if filled else "none",
-                edgecolors=colours(k),
-                linewidths=1.5,
-            )
-    handles = [
-        Line2D([], [], ls="", marker="o", color=colours(k), label=wrap(short(m), 30))
-        for k, m in enumerate(_models(summary))
+    models = _models(summary)
+    rows = list(drawn.itertuples())
+    places = spread([(float(row.recall), float(row.precision)) for row in rows])
+    clusters: dict[tuple[float, float], list[tuple[float, float]]] = {}
+    for row, (x, y, count) in zip(rows, places, strict=True):
+        colour = colours(models.index(row.model) % 10)
+        ax.scatter(
+            x,
+            y,
+            marker=REGIME_MARKERS.get(str(row.regime), "D"),
+            s=55,
+            facecolors=colour if row.modality == "text" else "white",
+            edgecolors=colour,
+            linewidths=1.5,
+            zorder=3,
+        )
+        if count > 1:
+            clusters.setdefault((round(float(row.recall), 2), round(float(row.precision), 2)), []).append((x, y))
+    for (rx, ry), drawn_at in clusters.items():
+        ax.scatter(rx, ry, marker="+", s=40, color="black", linewidths=1, zorder=4)
+        left = min(x for x, _ in drawn_at)
+        middle = float(np.mean([y for _, y in drawn_at]))
+        ax.annotate(
+            f"{len(drawn_at)} runs at +",
+            (left, middle),
+            xytext=(-9, 0),
+            textcoords="offset points",
+            fontsize=7,
+            ha="right",
+            va="center",
+            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "lightgrey"},
+        )
+    shown = set(drawn.model)
+    handles: list[Artist] = [
+        Patch(color=colours(k % 10), label=wrap(short(m) + ("" if m in shown else " (undefined: not drawn)"), 30))
+        for k, m in enumerate(models)
     ]
-    handles += [Line2D([], [], ls="", marker=m, color="black", mfc="none", label=r) for r, m in markers.items()]
     handles += [
-        Line2D([], [], ls="", marker="o", color="black", label="text (filled)"),
-        Line2D([], [], ls="", marker="o", color="black", mfc="none", label="vision (open)"),
+        Line2D([], [], ls="", marker=m, color="black", mfc="grey", label=regime)
+        for regime, m in REGIME_MARKERS.items()
+        if regime in set(drawn.regime)
+    ]
+    handles += [
+        Patch(facecolor="black", edgecolor="black", label="text (filled)"),
+        Patch(facecolor="white", edgecolor="black", label="vision (hollow)"),
     ]
     ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.set_xlim(-0.03, 1.05)
-    ax.set_ylim(-0.03, 1.05)
+    ax.set_xlim(-0.06, 1.06)
+    ax.set_ylim(-0.06, 1.06)
+    ax.set_xticks(np.linspace(0, 1, 6))
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("mean recall")
     ax.set_ylabel("mean precision")
     ax.set_title(
@@ -312,17 +397,23 @@ def fig8_thaw_freeze(tf: pd.DataFrame, path: Path) -> Path | None:
             ys = y + (0.5 - k) * height
             ax.barh(ys, values, height, label=f"{kind} ({'F→H' if kind == 'thaw' else 'H→F'})", color=colour)
             for yi, v, n in zip(ys, values, counts, strict=True):
-                text = "missing" if math.isnan(v) and not n else f"{'-' if math.isnan(v) else f'{v:.2f}'}  N={n}"
-                ax.text((0 if math.isnan(v) else v) + 0.02, yi, text, va="center", fontsize=8)
+                text = "missing" if math.isnan(v) and not n else f"{'—' if math.isnan(v) else f'{v:.2f}'}  N={n}"
+                if not math.isnan(v) and v > 0.6:  # inside a long bar, so that the label stays on the axis
+                    ax.text(v - 0.02, yi, text, va="center", ha="right", fontsize=8, color="white")
+                else:
+                    ax.text((0 if math.isnan(v) else v) + 0.02, yi, text, va="center", fontsize=8)
         ax.set_yticks(y, [f"{wrap(short(m), 30)}\n({mod})" for m, mod in runs], fontsize=8)
         ax.set_title(regime)
-        ax.set_xlim(0, 1.35)
-        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+        _unit_axis(ax, "x")
         ax.set_xlabel("recall on truly stale entries")
         ax.grid(axis="x", alpha=0.3)
     _legend_right(axes[0][-1])
     fig.suptitle("Fig. 8: recall by change direction (N: truly stale entries of that direction)")
     return _save(fig, path)
+
+
+FIG9_MARKERS = ("o", "s", "^", "D", "v", "P")
+"""One shape per model in Fig. 9 (with its colour), so coinciding models stay apart."""
 
 
 def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path | None:
@@ -332,16 +423,30 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
     models = _models(pairs)
     colours = plt.get_cmap("tab10")
     fig, axes = plt.subplots(1, 3, figsize=(12, 4), sharey=True, squeeze=False)
-    jitter = np.random.default_rng(0)
     for ax, regime in zip(axes[0], REGIMES, strict=True):
         notes = []
         for k, model in enumerate(models):
             part = pairs[(pairs.model == model) & (pairs.regime == regime)]
             if part.empty:
                 continue
-            dx = jitter.uniform(-0.01, 0.01, len(part))
-            dy = jitter.uniform(-0.02, 0.02, len(part))
-            ax.scatter(part.f1 + dx, part.success + dy, s=22, alpha=0.7, color=colours(k), label=short(model))
+            # seeds at one place are one marker, sized and labelled by their count
+            places = part.groupby([part.f1.round(3), part.success.round(3)]).size()
+            xs = [x for x, _ in places.index]
+            ys = [y for _, y in places.index]
+            sizes = [22 * math.sqrt(n) for n in places]
+            marker = FIG9_MARKERS[k % len(FIG9_MARKERS)]
+            ax.scatter(xs, ys, s=sizes, alpha=0.8, color=colours(k), marker=marker, label=short(model))
+            for x, y, n in zip(xs, ys, places, strict=True):
+                if n > 1:  # left of a point near the right edge, so the label stays on the axes
+                    left = x > 0.7
+                    ax.annotate(
+                        f"{n} seeds",
+                        (x, y),
+                        xytext=(-8 if left else 8, -4 - 8 * k),
+                        textcoords="offset points",
+                        fontsize=7,
+                        ha="right" if left else "left",
+                    )
             c = corr[(corr.model == model) & (corr.regime == regime)]
             if len(c):
                 r = c.pearson_r.iloc[0]
@@ -349,6 +454,8 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
         ax.set_title(regime)
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(-0.08, 1.08)
+        ax.set_xticks(np.linspace(0, 1, 6))
+        ax.set_yticks(np.linspace(0, 1, 6))
         ax.set_xlabel("per-seed detection F1 (text)")
         ax.grid(alpha=0.3)
         if notes:
@@ -362,7 +469,11 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
                 handles.append(hh)
                 labels.append(ll)
     axes[0][-1].legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
-    fig.suptitle("Fig. 9: per-seed detection F1 vs OMCD navigation success (r = Pearson; n/a: constant input)")
+    fig.suptitle(
+        "Fig. 9: per-seed detection F1 vs OMCD navigation success\n"
+        "(r = Pearson; n/a: constant input; labels count the seeds at one place)",
+        y=1.06,
+    )
     return _save(fig, path)
 
 

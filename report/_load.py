@@ -84,6 +84,7 @@ COLUMNS = {
         "n_stale",
         "size",
         "log",
+        "sample_id",
     ],
     "navigation": [
         *KEYS["navigation"],
@@ -97,6 +98,7 @@ COLUMNS = {
         "died_on_stale",
         "batch_size",
         "log",
+        "sample_id",
     ],
     "perception": [
         *KEYS["perception"],
@@ -115,6 +117,7 @@ COLUMNS = {
         "calls",
         "implied_f1",
         "log",
+        "sample_id",
     ],
 }
 """The columns of each table (then its axes beyond the paper)."""
@@ -185,6 +188,12 @@ def _roles_json(log: EvalLog) -> str | None:
     )
 
 
+def _settings_of(log: EvalLog) -> dict[str, Any]:
+    """Every task argument of the log (defaults included), under its task metadata: what
+    the log's task ran with, for the report's inventory of the logs."""
+    return {**(log.eval.metadata or {}), **(log.eval.task_args or {})}
+
+
 _LOG_COLUMNS = [
     EvalColumn("eval_id", path="eval.eval_id", required=True),
     EvalColumn("log", path=lambda log: log.location, required=True),
@@ -197,6 +206,7 @@ _LOG_COLUMNS = [
     EvalColumn("epochs", path="eval.config.epochs"),
     EvalColumn("completed_samples", path="results.completed_samples"),
     EvalColumn("task_args", path=lambda log: json.dumps(log.eval.task_args_passed, sort_keys=True, default=str)),
+    EvalColumn("task_settings", path=lambda log: json.dumps(_settings_of(log), sort_keys=True, default=str)),
     EvalColumn("model_usage", path=lambda log: _usage_json(log)),
 ]
 CELL_COLUMNS = ["task_name", "model", "model_roles", "task_args"]
@@ -365,6 +375,7 @@ def _table(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
             "batch_size": int(record["metadata_batch_size"]),
             "seed": int(record["metadata_seed"]),
             "log": record["log"],
+            "sample_id": str(record["id"]),
             "created": record["created"],
             **{a.name: axis_label(a, _setting(record, a.name)) for a in axes},
         }
@@ -382,6 +393,7 @@ def _detection_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dic
     row["size"] = int(record.get("metadata_size") or 8)
     for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
         row[key] = _number(value.get(key))
+    row.update(undefined_as_nan(row["tp"], row["fp"], row["fn"], row))
     for key in ("unparseable", "unanswered", "unknown_ids"):
         row[key] = _number(value.get(key))
     for kind in ("thaw", "freeze"):
@@ -393,6 +405,20 @@ def _detection_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dic
         counts = flags.get(cell) or {}
         row[f"{cell}_flagged"] = _number(counts.get("flagged"))
         row[f"{cell}_total"] = _number(counts.get("total"))
+
+
+def undefined_as_nan(tp: float, fp: float, fn: float, recorded: Mapping[str, float]) -> dict[str, float]:
+    """Precision, recall and F1 with NaN where the denominator is empty: the score records
+    0 (or 1 when nothing is stale and nothing flagged) by the scorer's documented rule,
+    which the report must not show as a measured 0. Nothing flagged (tp + fp = 0):
+    precision undefined; nothing stale (tp + fn = 0): recall undefined; both: F1 undefined."""
+    if any(math.isnan(x) for x in (tp, fp, fn)):
+        return {key: recorded[key] for key in ("precision", "recall", "f1")}
+    return {
+        "precision": recorded["precision"] if tp + fp else math.nan,
+        "recall": recorded["recall"] if tp + fn else math.nan,
+        "f1": recorded["f1"] if tp + fp + fn else math.nan,
+    }
 
 
 ENDS = OUTCOMES[:3]

@@ -11,6 +11,8 @@ when the report is written with a viewer bundle).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,6 +25,7 @@ from . import _sections_beyond as beyond
 from . import _sections_paper as paper_sections
 from ._detection_stats import MAIN_BATCH_SIZE
 from ._document import MISSING, VIEWER, Links, pct, render_markdown, to_html
+from ._headline import headline
 from ._load import Results
 from ._navigation_stats import AGENT, FULL_VIEW, PROMPT_AGENT, VIEW, outcome_rates, paper_cells, paper_view, with_axes
 from ._prompt_sets import PROMPT_SET_KEY
@@ -39,7 +42,8 @@ def write_report(results: Results, out: Path, *, source: str = "", bundle: bool 
         out: the report folder (created).
         source: how to name the logs' location in the report (default: where they were read).
         bundle: also write Inspect's static log viewer with every log into ``out/viewer``,
-            and link each cell to its log's page there, so that ``out`` can be published alone.
+            and link each cell to its samples' page there, so that ``out`` can be published
+            alone; the last path returned is then the viewer's index.html (absolute).
     """
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("fig*.png"):  # a figure this report does not draw must not linger from the last one
@@ -51,7 +55,8 @@ def write_report(results: Results, out: Path, *, source: str = "", bundle: bool 
     md, page = out / "report.md", out / "report.html"
     md.write_text(markdown, encoding="utf-8")
     page.write_text(to_html(markdown, out), encoding="utf-8")
-    return [md, page, *sorted(out.glob("fig*.png")), *([out / VIEWER] if bundle else [])]
+    viewer = [(out / VIEWER / "index.html").resolve()] if bundle else []
+    return [md, page, *sorted(out.glob("fig*.png")), *viewer]
 
 
 def write_viewer(log_dir: str, target: Path) -> None:
@@ -68,7 +73,9 @@ def write_viewer(log_dir: str, target: Path) -> None:
         shutil.rmtree(target)
     with tempfile.TemporaryDirectory() as scratch:
         built = Path(scratch) / VIEWER
-        bundle_log_dir(log_dir=log_dir, output_dir=str(built))
+        # Inspect announces the scratch folder, which is gone once moved: say nothing of it
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            bundle_log_dir(log_dir=log_dir, output_dir=str(built))
         shutil.move(str(built), str(target))
 
 
@@ -90,6 +97,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     every_set = paper_cells(results.navigation) if not results.navigation.empty else results.navigation
     context = {
         "alpha": ALPHA,
+        "headline": headline(det, nav),
         "overview": paper_sections.overview(results, source, links),
         "prompt_note": prompt_note,
         "navigation": paper_sections.navigation(nav, rates, out, links),

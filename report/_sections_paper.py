@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,10 @@ from ._detection_stats import (
 )
 from ._document import (
     MISSING,
+    Evidence,
     Figure,
     Links,
     Table,
-    as_int,
     beside,
     esc,
     first_row,
@@ -49,6 +48,7 @@ from ._document import (
     pct,
     pvalue,
 )
+from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
 from ._navigation_stats import FILTER, PAPER_FILTER, STRATEGY_ORDER, strategy_label, strategy_tests, with_axes
 from ._stats import ALPHA
@@ -109,27 +109,20 @@ TEST_HEADER = ["A vs B", "rate", "seeds", "Δ", "Wilcoxon p", "Holm p", f"sig. (
 
 
 def overview(results: Results, source: str, links: Links) -> dict[str, object]:
-    """The logs read, their status, what could not be read, token usage, stale ratios."""
+    """The logs read (the appendix's inventory), their run status, what could not be
+    read, token usage, stale ratios."""
     logs = results.logs
     superseded = logs[logs.superseded]
-    rows = []
-    for _, log in logs.sort_values(["kind", "model_label", "created"]).iterrows():
-        expected = as_int(log.total_samples) * max(1, as_int(log.epochs))
-        rows.append(
-            [
-                str(log.kind),
-                esc(str(log.model_label)),
-                str(log.status) + (" (superseded)" if log.superseded else ""),
-                f"{as_int(log.completed_samples)} / {expected}",
-                link(esc(os.path.basename(str(log.log))), links.href(log.log)),
-            ]
-        )
+    table, note = inventory(logs, links)
+    models = {str(m) for frame in (results.detection, results.navigation) if not frame.empty for m in frame.model}
     return {
         "source": source or "logs",
         "logs_read": len(logs) - len(superseded),
         "detection_samples": len(results.detection),
         "navigation_episodes": len(results.navigation),
-        "logs": Table(["task", "model", "status", "sample records completed / expected", "log"], rows),
+        "logs": table,
+        "inventory_note": note,
+        "paper_match": any(paper.paper_model(m) for m in models),
         "incomplete": int(((logs.status != "success") & ~logs.superseded).sum()),
         "superseded": len(superseded),
         "problems": esc("; ".join(results.problems)),
@@ -194,7 +187,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
     models = sorted(nav.model.unique())
     modalities = sorted(nav.modality.unique())
 
-    def rate(**keys: object) -> tuple[pd.Series | None, str | None]:
+    def rate(**keys: object) -> tuple[pd.Series | None, Evidence | None]:
         return first_row(rates, **keys), log_of(nav, **keys)
 
     table3 = []
@@ -317,7 +310,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                         f"{r.seeds} (B={r.batch_size})",
                         link(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", links.href(log)),
                         f"[{num(r.f1_low)}, {num(r.f1_high)}]",
-                        f"{r.precision:.3f} / {r.recall:.3f}",
+                        f"{num(r.precision)} / {num(r.recall)}",
                         f"{r.calls_per_seed:.1f}",
                         f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}",
                         "",
@@ -407,7 +400,8 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "fig4": Figure(figures.fig4_flags(flags, out / "fig4_flags.png"), "Fig. 4: flag rate by claim x truth"),
         "fig7": Figure(
             figures.fig7_precision_recall(summary, out / "fig7_precision_recall.png"),
-            "Fig. 7: mean precision and recall per (model, modality, regime), iso-F1 contours",
+            "Fig. 7: mean precision and recall per (model, modality, regime), iso-F1 contours"
+            + _undefined_note(summary),
         ),
         "thaw_freeze": Table(["model", "obs", "regime", "thaw recall", "freeze recall", "gap", "paper"], tf_rows),
         "fig8": Figure(
@@ -422,6 +416,22 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "sweep": _sweep(det, models, links),
         "paper_b10": paper.BATCH_F1_B10,
     }
+
+
+def _undefined_note(summary: pd.DataFrame) -> str:
+    """How many runs Fig. 7 leaves out, and how many seeds' precision or recall is undefined."""
+    if summary.empty:
+        return ""
+    runs = int((summary.precision.isna() | summary.recall.isna()).sum())
+    seeds_p, seeds_r = int(summary.precision_undefined.sum()), int(summary.recall_undefined.sum())
+    if not (runs or seeds_p or seeds_r):
+        return ""
+    parts = [f"{runs} of {len(summary)} runs not drawn (precision or recall undefined on every seed)"]
+    if seeds_p:
+        parts.append(f"precision undefined on {seeds_p} seed(s) (nothing flagged)")
+    if seeds_r:
+        parts.append(f"recall undefined on {seeds_r} seed(s) (nothing stale)")
+    return "; " + "; ".join(parts) + "; runs at one place are spread on a ring around it, labelled with their count"
 
 
 def _vision_refs(row: pd.Series, columns: Sequence[str], values: Mapping[Any, float], *within: str) -> str:
