@@ -58,6 +58,11 @@ def navigation_samples(settings: NavigationSettings) -> MemoryDataset:
     """
     samples = []
     suffix = settings.id_suffix()
+
+    def reach(strategy: str) -> dict[str, int]:
+        # the one strategy verify_radius changes records it (the task header does not)
+        return {"verify_radius": settings.verify_radius} if strategy == "localverify" else {}
+
     for regime in settings.regime:
         for seed in settings.seeds:
             instance = make_instance(seed, regime, settings.size)
@@ -68,7 +73,7 @@ def navigation_samples(settings: NavigationSettings) -> MemoryDataset:
                         id=f"{regime}{_size_part(settings.size)}-{strategy}{suffix}-s{seed}",
                         input=f"Navigate SpatialSTALE instance {regime} seed {seed} with {strategy} "
                         f"({settings.modality}).",
-                        metadata={**meta, "strategy": strategy, **settings.prompt_record},
+                        metadata={**meta, "strategy": strategy, **reach(strategy), **settings.prompt_record},
                     )
                 )
     return MemoryDataset(samples, name="spatialstale-navigation")

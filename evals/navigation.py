@@ -10,7 +10,7 @@ from spatialstale.evals._dataset import navigation_samples
 from spatialstale.scorers import episode_outcome
 from spatialstale.solvers import DEFAULT_PROMPTS, NavigationSettings, navigate
 
-VERSION = 3
+VERSION = 4
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 N = NavigationSettings.defaults()
@@ -39,7 +39,8 @@ def headline(strategies: tuple[str, ...]) -> HeadlineMetric:
     """
     if len(strategies) == 1:
         return HeadlineMetric(metric="success")
-    first = next(name for name in HEADLINE_ORDER if name in strategies)
+    # a log of LocalVerify and plug-ins only: the first strategy given
+    first = next((name for name in HEADLINE_ORDER if name in strategies), strategies[0])
     return HeadlineMetric(metric=f"success_{first}")
 
 
@@ -64,6 +65,7 @@ def navigation(
     filter: str = N.filter,
     view_radius: int | str | None = N.view_radius,
     agent: str = N.agent,
+    verify_radius: int = N.verify_radius,
     **unknown: object,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
@@ -78,7 +80,10 @@ def navigation(
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``).
         modality: ``text``, ``vision`` or ``both``.
-        strategies: any of nomemory, nofilter, selfverify, omcd, oracle (default all).
+        strategies: any of nomemory, nofilter, selfverify, omcd, oracle (default: these
+            five, the paper's), localverify, a plug-in as ``module:Class`` or an
+            installed plug-in's name (the ``spatialstale.strategies`` entry points;
+            see docs/strategies.md).
         batch_size: entries per OMCD audit call.
         seeds: explicit instance seeds; overrides n_seeds.
         n_seeds: how many seeds to derive from ``master_seed`` (default 50).
@@ -120,6 +125,9 @@ def navigation(
             budget and scoring. Its system prompt is ``DEFAULT_TOOLS_PROMPT`` (a
             prompt set's navigation prompt is for ``prompt``); ``navigate_prompt``
             overrides it. Sample ids name ``tools`` (``L2-omcd-tools-s4810``).
+        verify_radius: LocalVerify's reach: before each step it audits the entries
+            within this Chebyshev distance of the agent not yet checked against the
+            current grid (integer >= 0, default 1). Other strategies ignore it.
         **unknown: any other ``-T`` name fails before any model call, naming the
             valid ones (Inspect would otherwise only warn and run without it).
 
@@ -141,6 +149,7 @@ def navigation(
             filter_mode=settings.filter,
             view_radius=settings.view_radius,
             agent=settings.agent,
+            verify_radius=settings.verify_radius,
         ),
         scorer=episode_outcome(),
         version=VERSION,

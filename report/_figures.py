@@ -27,7 +27,7 @@ from matplotlib.patches import Patch
 from spatialstale.env import CHANGE_REGIMES as REGIMES
 
 from ._load import FLAG_CELLS
-from ._navigation_stats import STRATEGY_ORDER, VIEW, view_order
+from ._navigation_stats import STRATEGY_ORDER, VIEW, strategy_order, view_order
 
 VIEW_KEY = VIEW
 
@@ -38,6 +38,7 @@ STRATEGY_COLOURS = {
     "selfverify": "#ff7f0e",
     "omcd": "#1f77b4",
     "oracle": "#2ca02c",
+    "localverify": "#9467bd",
 }
 STRATEGY_NAMES = {
     "nomemory": "NoMemory",
@@ -45,7 +46,9 @@ STRATEGY_NAMES = {
     "selfverify": "SelfVerify",
     "omcd": "OMCD",
     "oracle": "Oracle",
+    "localverify": "LocalVerify",
 }
+"""Each built-in strategy's name in the figures and tables; a plug-in's is its own."""
 MODALITY_COLOURS = {"text": "#1f77b4", "vision": "#ff7f0e", "both": "#9467bd"}
 FLAG_NAMES = {
     "SAFE_safe": "SAFE,\nsafe",
@@ -220,8 +223,8 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
                 width,
                 yerr=[low, high],
                 capsize=3,
-                label=STRATEGY_NAMES[strategy],
-                color=STRATEGY_COLOURS[strategy],
+                label=STRATEGY_NAMES.get(strategy, strategy),
+                color=STRATEGY_COLOURS.get(strategy, "black"),
             )
             _label_bars(ax, x + (k - (len(strategies) - 1) / 2) * width, values, high)
         ax.set_xticks(x, REGIMES)
@@ -245,7 +248,7 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
     )
     for ax, model in zip(axes[0], models, strict=True):
         part = rates[rates.model == model]
-        strategies = [s for s in STRATEGY_ORDER if s in set(part.strategy)]
+        strategies = [s for s in strategy_order(part.strategy) if s in set(part.strategy)]
         x = np.arange(len(strategies))
         ax.set_ylim(0, top)
         ax.set_xlim(-0.6, len(strategies) - 0.4)
@@ -259,7 +262,7 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
             colour = "#2ca02c" if outcome == "success" else "#d62728"
             ax.bar(x + (k - 0.5) * 0.38, values, 0.38, label=outcome, color=colour)
             _label_bars(ax, x + (k - 0.5) * 0.38, values, digits=1, missing="none")
-        ax.set_xticks(x, [STRATEGY_NAMES[s] for s in strategies], rotation=20, ha="right")
+        ax.set_xticks(x, [STRATEGY_NAMES.get(s, s) for s in strategies], rotation=20, ha="right")
         ax.set_title(wrap(short(model), 34), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("mean steps of the episode")
@@ -500,7 +503,7 @@ def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
         layout="constrained",
     )
     x = np.arange(len(radii))
-    strategies = [s for s in STRATEGY_ORDER if s in set(rates.strategy)]
+    strategies = [s for s in strategy_order(rates.strategy) if s in set(rates.strategy)]
     dodge = np.linspace(-0.08, 0.08, len(strategies)) if len(strategies) > 1 else np.zeros(1)
     for row, (model, modality, outcome) in enumerate(panels):
         for col, regime in enumerate(regimes):
@@ -529,4 +532,105 @@ def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
                 ax.set_ylabel(f"{wrap(short(model), 24)} ({modality})\n{outcome} rate", fontsize=8)
     _legend_right(axes[0][-1], title="strategy")
     fig.suptitle("Fig. 11: navigation under fog: success and death rate by view radius")
+    return _save(fig, path)
+
+
+EXTRA_MARKERS = ("P", "X", "*", "h", "p", "<", ">", "d", "8")
+"""Markers for strategies beyond the built-in five (plug-ins), never one of theirs."""
+
+
+def strategy_markers(strategies: list[str]) -> dict[str, str]:
+    """A distinct marker per strategy: the built-ins' own, then unused ones in turn."""
+    spare = iter(m for m in EXTRA_MARKERS if m not in STRATEGY_MARKERS.values())
+    return {s: STRATEGY_MARKERS[s] if s in STRATEGY_MARKERS else next(spare, "o") for s in strategies}
+
+
+def _interval(value: float, low: float, high: float) -> tuple[float, float]:
+    """Error bar lengths below and above ``value``; none when the interval is undefined."""
+    if math.isnan(low) or math.isnan(high):
+        return (0.0, 0.0)
+    return (max(value - low, 0.0), max(high - value, 0.0))
+
+
+def fig_safety_cost(cost: pd.DataFrame, path: Path) -> Path | None:
+    """Audit model calls per episode (x) against the death rate (y), a point per
+    (model, strategy, regime) with both 95 % intervals: a row of panels per (model,
+    modality), a column per regime; a marker and colour per strategy. Cells whose
+    cost was not recorded (logs from before navigation 4) are left out."""
+    cost = cost[cost.recorded > 0] if not cost.empty else cost
+    if cost.empty:
+        return None
+    runs = sorted({(m, mod) for m, mod in zip(cost.model, cost.modality, strict=True)})
+    regimes = [r for r in REGIMES if r in set(cost.regime)]
+    labels = cost.strategy.astype(str)
+    strategies = sorted(set(labels), key=lambda s: (STRATEGY_ORDER.index(s) if s in STRATEGY_ORDER else 99, s))
+    markers = strategy_markers(strategies)
+    extra = iter(plt.get_cmap("tab10").colors)  # type: ignore[attr-defined]
+    colours = {s: STRATEGY_COLOURS.get(s) or next(extra) for s in strategies}
+    # hollow markers shrinking down the order, so points at one place (the controls'
+    # zero calls) nest inside one another instead of hiding
+    sizes = {s: max(11.0 - 1.3 * k, 4.0) for k, s in enumerate(strategies)}
+    right = float(np.nanmax(cost[["audit_calls", "audit_calls_high"]].to_numpy(dtype=float)))
+    right = 1.0 if math.isnan(right) or right <= 0 else right * 1.1
+    fig, axes = plt.subplots(
+        len(runs),
+        len(regimes),
+        figsize=(2.4 + 3.4 * len(regimes), 0.9 + 2.8 * len(runs)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    for row, (model, modality) in enumerate(runs):
+        for col, regime in enumerate(regimes):
+            ax = axes[row][col]
+            part = cost[(cost.model == model) & (cost.modality == modality) & (cost.regime == regime)]
+            for strategy in strategies:
+                for r in part[part.strategy == strategy].itertuples():
+                    x, y = float(r.audit_calls), float(r.death)
+                    xerr = np.array([_interval(x, float(r.audit_calls_low), float(r.audit_calls_high))]).T
+                    yerr = np.array([_interval(y, float(r.death_low), float(r.death_high))]).T
+                    ax.errorbar(
+                        x,
+                        y,
+                        xerr=xerr,
+                        yerr=yerr,
+                        fmt=markers[strategy],
+                        ms=sizes[strategy],
+                        mfc="none",
+                        mew=1.5,
+                        color=colours[strategy],
+                        ecolor=colours[strategy],
+                        elinewidth=1,
+                        capsize=3,
+                        alpha=0.9,
+                        clip_on=False,  # a point on an axis (0 calls, 0 deaths) shows whole
+                    )
+            _unit_axis(ax, "y")
+            ax.set_xlim(0, right)
+            ax.grid(alpha=0.3)
+            if row == 0:
+                ax.set_title(regime)
+            if row == len(runs) - 1:
+                ax.set_xlabel("audit model calls per episode")
+            if col == 0:
+                ax.set_ylabel(f"{wrap(short(model), 24)} ({modality})\ndeath rate", fontsize=8)
+    handles: list[Artist] = [
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker=markers[s],
+            ms=sizes[s],
+            mfc="none",
+            mew=1.5,
+            color=colours[s],
+            label=STRATEGY_NAMES.get(s, s),
+        )
+        for s in strategies
+    ]
+    axes[0][-1].legend(
+        handles=handles, title="strategy", fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0
+    )
+    fig.suptitle("Fig. 12: what safety costs: audit calls per episode against death rate")
     return _save(fig, path)

@@ -4,7 +4,9 @@
   score values (precision, recall, f1, confusion counts, calls, ...) and, from the
   score metadata, the thaw/freeze counts and the flag counts by claim x truth.
 - ``navigation``: one row per (model, regime, modality, strategy, seed, epoch) with
-  the outcome, steps, reward, fallbacks and ``died_on_stale``.
+  the outcome, steps, reward, fallbacks, ``died_on_stale`` and the episode's audit
+  model calls and tokens (``audit_calls``, ``audit_tokens``; NaN in a log from before
+  navigation 4 recorded them).
 - ``perception``: one row per (model, regime, modality, batch size, seed) with the
   probe's rates and the F1 an auditor reasoning perfectly on its readings would reach.
 
@@ -96,6 +98,8 @@ COLUMNS = {
         "reward",
         "fallbacks",
         "died_on_stale",
+        "audit_calls",
+        "audit_tokens",
         "batch_size",
         "log",
         "sample_id",
@@ -432,6 +436,9 @@ def _navigation_row(record: Mapping[str, Any], value: Mapping[str, Any], row: di
     for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
         row[key] = _number(value.get(key))
     row["outcome"] = outcome if outcome in ENDS else next((o for o in ENDS if row[o] == 1), "unknown")
+    # what safety cost (navigation 4): NaN in a log from before it was recorded
+    row["audit_calls"] = _number(value.get("audit_model_calls"))
+    row["audit_tokens"] = _number(value.get("audit_tokens"))
 
 
 def _perception_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dict[str, Any]) -> None:

@@ -10,12 +10,12 @@ table without one of those columns ran the paper's value of it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from spatialstale.solvers import STRATEGIES
+from spatialstale.solvers import DEFAULT_STRATEGIES, STRATEGIES
 
 from ._load import ENDS, paper_value, row_axes
 from ._stats import adjusted, bootstrap_ci, mcnemar, paired_wilcoxon
@@ -28,6 +28,16 @@ PAPER = {name: paper_value(name) for name in AXES}
 FILTER, VIEW, AGENT = "filter", "view_radius", "agent"
 FULL_VIEW, PAPER_FILTER, PROMPT_AGENT = PAPER[VIEW], PAPER[FILTER], PAPER[AGENT]
 STRATEGY_ORDER = tuple(STRATEGIES)
+"""The built-in strategies, the paper's five first."""
+
+
+def strategy_order(present: Iterable[str] = ()) -> tuple[str, ...]:
+    """The rows of a strategy table: the paper's five (a table marks an absent one
+    missing), then every other strategy the logs hold (LocalVerify, then plug-ins by name)."""
+    extra = set(present) - set(DEFAULT_STRATEGIES)
+    return (*DEFAULT_STRATEGIES, *sorted(extra, key=lambda s: (s not in STRATEGIES, s)))
+
+
 CONTRASTS: tuple[tuple[str, str], ...] = (
     ("nofilter", "nomemory"),
     ("selfverify", "nofilter"),
@@ -298,3 +308,57 @@ def nomemory_bound(nav: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return table_of(rows, UPPER_BOUND_COLUMNS)
+
+
+COST_COLUMNS = (
+    *CELL,
+    "strategy",
+    *AXES,
+    "episodes",
+    "recorded",
+    "audit_calls",
+    "audit_calls_low",
+    "audit_calls_high",
+    "audit_tokens",
+    "death",
+    "death_low",
+    "death_high",
+)
+
+
+def audit_costs(nav: pd.DataFrame) -> pd.DataFrame:
+    """What safety costs: per (model, regime, modality, strategy, axes) the mean audit
+    model calls and tokens per episode and the death rate, each with the seeded
+    bootstrap interval over seeds of :func:`outcome_rates`.
+
+    ``recorded`` counts the episodes whose log recorded the cost (navigation 4 on); the
+    cost is the mean over those, NaN (with its interval) when none did, as in a log
+    from before it was recorded. The death rate is over every episode of the cell.
+    """
+    nav = with_axes(nav)
+    if "audit_calls" not in nav.columns:
+        nav = nav.assign(audit_calls=math.nan, audit_tokens=math.nan)
+    rates = outcome_rates(nav)
+    names = [*CELL, "strategy", *AXES]
+    rows = []
+    for key, group in nav.groupby(names):
+        cell = dict(zip(names, key, strict=True))
+        rate = matching(rates, cell).iloc[0]
+        recorded = group[group.audit_calls.notna()]
+        per_seed = recorded.groupby("seed").audit_calls.mean()
+        low, high = bootstrap_ci(list(per_seed))
+        rows.append(
+            {
+                **cell,
+                "episodes": len(group),
+                "recorded": len(recorded),
+                "audit_calls": float(recorded.audit_calls.mean()) if len(recorded) else math.nan,
+                "audit_calls_low": low,
+                "audit_calls_high": high,
+                "audit_tokens": float(recorded.audit_tokens.mean()) if len(recorded) else math.nan,
+                "death": float(rate["death"]),
+                "death_low": float(rate["death_low"]),
+                "death_high": float(rate["death_high"]),
+            }
+        )
+    return table_of(rows, COST_COLUMNS)

@@ -101,6 +101,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
         "overview": paper_sections.overview(results, source, links),
         "prompt_note": prompt_note,
         "navigation": paper_sections.navigation(nav, rates, out, links),
+        "cost": beyond.safety_cost(nav, out, links) if not nav.empty else None,
         "detection": paper_sections.detection(det, nav, out, links),
         "fog": beyond.fog(every_nav, out, links) if set(axes[VIEW]) - {FULL_VIEW} else None,
         "tools": beyond.tools(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,

@@ -1,9 +1,11 @@
 """The report's sections on what lies beyond the paper's protocol, each present only when
 the logs hold it: fog, the tool-using navigator, the perception probe and the prompt
-sets. Each function returns its template's context (``templates/<section>.md.j2``)."""
+sets; and what safety costs. Each function returns its template's context
+(``templates/<section>.md.j2``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -23,10 +25,12 @@ from ._navigation_stats import (
     STRATEGY_ORDER,
     VIEW,
     agent_tests,
+    audit_costs,
     matching,
     nomemory_bound,
     outcome_rates,
     strategy_label,
+    strategy_order,
     strategy_tests,
     view_order,
     with_axes,
@@ -34,6 +38,8 @@ from ._navigation_stats import (
 from ._sections_paper import TEST_HEADER, test_row, unreachable
 
 NAMES = figures.STRATEGY_NAMES
+NOT_RECORDED = "not recorded"
+"""A cost cell of a log from before navigation 4, which did not record it."""
 
 
 def view_name(radius: str) -> str:
@@ -53,7 +59,7 @@ def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
         rows = []
         for model in sorted(nav.model.unique()):
             for regime in REGIMES:
-                for strategy in STRATEGY_ORDER:
+                for strategy in strategy_order(nav.strategy):
                     keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
                     if first_row(rates, **keys) is None:
                         continue
@@ -227,3 +233,63 @@ def prompt_sensitivity(det: pd.DataFrame, nav: pd.DataFrame, sets: list[str], ba
             ],
         ),
     }
+
+
+def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
+    """What safety costs: audit model calls (and tokens) per episode beside the death
+    rate, a table and Fig. 12, per (model, regime, modality, strategy). Logs from before
+    navigation 4 did not record the cost: their cells say so."""
+    cost = audit_costs(nav)
+    if cost.empty:
+        return {"empty": True}
+    rows = []
+
+    def order(r: pd.Series) -> tuple[object, ...]:
+        strategy = str(r.strategy)
+        known = STRATEGY_ORDER.index(strategy) if strategy in STRATEGY_ORDER else len(STRATEGY_ORDER)
+        return (r.model, r.modality, REGIMES.index(r.regime) if r.regime in REGIMES else 9, known, strategy)
+
+    for r in sorted(cost.itertuples(), key=order):
+        keys = {"model": r.model, "regime": r.regime, "modality": r.modality, "strategy": r.strategy}
+        keys[FILTER] = getattr(r, FILTER)
+        label = strategy_label(str(r.strategy), str(keys[FILTER]), NAMES)
+        log = links.href(log_of(nav, **keys))
+        if r.recorded:
+            calls = _with_interval(r.audit_calls, r.audit_calls_low, r.audit_calls_high, lambda x: num(x, 1))
+            tokens = f"{r.audit_tokens:,.0f}"
+        else:
+            calls = tokens = NOT_RECORDED
+        rows.append(
+            [
+                name(r.model),
+                str(r.modality),
+                str(r.regime),
+                label,
+                link(f"{r.episodes}", log),
+                calls,
+                tokens,
+                _with_interval(r.death, r.death_low, r.death_high, pct),
+            ]
+        )
+    header = ["model", "obs", "regime", "strategy", "episodes", "audit calls / episode [95% CI]"]
+    header += ["audit tokens / episode", "death [95% CI]"]
+    drawn = cost[cost[FILTER] == PAPER_FILTER]
+    return {
+        "empty": False,
+        "recorded": bool((cost.recorded > 0).any()),
+        "unrecorded": int((cost.recorded == 0).sum()),
+        "table": Table(header, rows),
+        "fig12": Figure(
+            figures.fig_safety_cost(drawn, out / "fig12_safety_cost.png"),
+            "Fig. 12 (ours): audit model calls per episode (x) against death rate (y), a point per model, "
+            "strategy and regime with 95% bootstrap intervals over seeds. A strategy down and to the left "
+            "of another is cheaper and safer; one up and to the right costs more and dies more",
+        ),
+    }
+
+
+def _with_interval(value: float, low: float, high: float, show: Callable[[float], str]) -> str:
+    """``value [low, high]``; a bootstrap over one seed has no interval, and says so."""
+    if nan(low) or nan(high):
+        return f"{show(value)} (one seed: no interval)"
+    return f"{show(value)} [{show(low)}, {show(high)}]"

@@ -50,7 +50,7 @@ from ._document import (
 )
 from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
-from ._navigation_stats import FILTER, PAPER_FILTER, STRATEGY_ORDER, strategy_label, strategy_tests, with_axes
+from ._navigation_stats import FILTER, PAPER_FILTER, strategy_label, strategy_order, strategy_tests, with_axes
 from ._stats import ALPHA
 
 MODALITIES = ("text", "vision")
@@ -172,7 +172,8 @@ def _strategy_rows(nav: pd.DataFrame) -> list[tuple[str, str]]:
     each followed by the other modes the logs ran it in (side by side)."""
     ran = set(zip(nav.strategy, nav[FILTER], strict=True))
     others = sorted({mode for _, mode in ran} - {PAPER_FILTER})
-    return [(s, m) for s in STRATEGY_ORDER for m in (PAPER_FILTER, *others) if m == PAPER_FILTER or (s, m) in ran]
+    modes = (PAPER_FILTER, *others)
+    return [(s, m) for s in strategy_order(nav.strategy) for m in modes if m == PAPER_FILTER or (s, m) in ran]
 
 
 def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) -> dict[str, object] | None:

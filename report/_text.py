@@ -9,7 +9,7 @@ from spatialstale.env import CHANGE_REGIMES as REGIMES
 
 from ._detection_stats import detection_summary, main_detection
 from ._load import Results
-from ._navigation_stats import STRATEGY_ORDER, outcome_rates, paper_cells
+from ._navigation_stats import outcome_rates, paper_cells, strategy_order
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -35,7 +35,7 @@ def demo_tables(results: Results) -> str:
         rows = []
         for model in sorted(rates.model.unique()):
             for regime in REGIMES:
-                for strategy in STRATEGY_ORDER:
+                for strategy in strategy_order(rates.strategy):
                     cell = rates[(rates.model == model) & (rates.regime == regime) & (rates.strategy == strategy)]
                     if cell.empty:
                         rows.append([model, regime, strategy, "missing", "", "", ""])

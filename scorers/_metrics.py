@@ -151,6 +151,13 @@ def pooled_ratio(numerator: str, denominator: str) -> Metric:
 
 
 @metric
+def mean_of(key: str) -> Metric:
+    """The mean of ``key`` over the samples (NaN when none holds it): e.g. the audit
+    model calls per episode."""
+    return _rate(key)
+
+
+@metric
 def limit_rate() -> Metric:
     """Share of samples a sample limit ended early (still scored on what was done)."""
     return _rate("limit")

@@ -122,6 +122,8 @@ def stale_f1() -> Scorer:
         by(m.limit_rate(), "strategy", "limit", within="regime"),
         by(m.pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate", within="regime"),
         by(m.pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate", within="regime"),
+        # last, so a log's first metric (its score in the log list) is still ``success``
+        by(m.mean_of("audit_model_calls"), "strategy", "audit_calls", within="regime"),
     ]
 )
 def episode_outcome() -> Scorer:
@@ -134,6 +136,13 @@ def episode_outcome() -> Scorer:
 
     ``died_on_stale`` is 1 when the agent died on a cell whose stale SAFE claim was in
     its memory view. The trajectory, every step and every audit are in the metadata.
+
+    What safety costs: ``audit_model_calls`` and ``audit_tokens`` (input + output) are
+    the auditor's model calls of the episode (OMCD's batches, SelfVerify's check, any
+    strategy's audit), ``navigation_calls`` and ``navigation_tokens`` the navigator's,
+    counted at the calls (the metadata's ``cost``); ``audit_calls_<strategy>`` is the
+    mean audit model calls per episode. ``audit_calls`` counts the calls of the audits
+    the strategy kept (the denominator of ``audit_unparseable_rate``).
     """
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -152,6 +161,13 @@ def episode_outcome() -> Scorer:
             "audit_unanswered": int(episode["audit_unanswered"]),
             "audit_conflicting": int(episode["audit_conflicting"]),
             "died_on_stale": int(bool(episode["died_on_stale"])),
+        }
+        cost = episode["cost"]
+        value |= {
+            "audit_model_calls": int(cost["audit_calls"]),
+            "audit_tokens": int(cost["audit_tokens"]),
+            "navigation_calls": int(cost["navigation_calls"]),
+            "navigation_tokens": int(cost["navigation_tokens"]),
         }
         value |= {f"{key}_steps": steps if outcome == key else 0 for key in OUTCOMES}
         died = episode["died_at"]

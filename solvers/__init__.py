@@ -17,6 +17,7 @@ from ._detection import DETECTION_STORE_KEY, detect
 from ._episode import OUTCOMES, Episode, StepRecord
 from ._errors import TaskParameterError
 from ._navigation import EPISODE_STORE_KEY, navigate, run_episode
+from ._plugins import ENTRY_POINT_GROUP, installed_plugins, make_strategy, resolve_strategy
 from ._probe import perception_probe
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_hash, prompt_set_metadata
 from ._prompts import (
@@ -42,13 +43,14 @@ from ._settings import (
     axes_of,
 )
 from ._strategies import (
+    DEFAULT_STRATEGIES,
     FILTERING,
     FILTERS,
     STRATEGIES,
+    LocalVerify,
     MemoryStrategy,
     StrategyContext,
     UnknownEntry,
-    make_strategy,
 )
 from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS, TOOLS_STORE_KEY, ToolEpisode, run_tool_episode
 from ._windows import detection_windows
@@ -60,9 +62,11 @@ __all__ = [
     "DEFAULT_PROMPTS",
     "DEFAULT_PROMPT_SET",
     "DEFAULT_SELFVERIFY_PROMPT",
+    "DEFAULT_STRATEGIES",
     "DEFAULT_TOOLS_PROMPT",
     "DETECTION",
     "DETECTION_STORE_KEY",
+    "ENTRY_POINT_GROUP",
     "EPISODE_STORE_KEY",
     "FILTERING",
     "FILTERS",
@@ -84,6 +88,7 @@ __all__ = [
     "DetectionSettings",
     "Episode",
     "GridSettings",
+    "LocalVerify",
     "MemoryStrategy",
     "NavigationSettings",
     "PerceptionSettings",
@@ -100,6 +105,7 @@ __all__ = [
     "batches_of",
     "detect",
     "detection_windows",
+    "installed_plugins",
     "make_strategy",
     "n_batches",
     "navigate",
@@ -112,6 +118,7 @@ __all__ = [
     "read_action",
     "read_audit",
     "read_selfverify",
+    "resolve_strategy",
     "run_episode",
     "run_tool_episode",
     "selfverify_audit",

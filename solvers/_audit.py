@@ -21,6 +21,7 @@ from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos, cell_at
 
 from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
+from ._cost import record_call
 from ._prompts import (
     Sight,
     answer_config,
@@ -253,6 +254,7 @@ async def selfverify_audit(
             selfverify_messages(entries, grid, agent, sight, prompt),
             config=answer_config(selfverify_schema([e.id for e in entries]), structured, model),
         )
+        record_call("audit", output)
         parsed = parse_selfverify(output.completion, [e.id for e in entries])
         transcript().info(
             f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"

@@ -24,6 +24,8 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, GenerateConfig, Model
 from inspect_ai.util import LimitExceededError, span
 
+from ._cost import record_call
+
 Item = TypeVar("Item")
 Answer = TypeVar("Answer")
 
@@ -152,6 +154,9 @@ async def ask_in_batches(
 
     async def ask(batch: Sequence[Item]) -> Answer:
         output = await model.generate(messages(batch), config=config(batch))
+        if kind == "audit":
+            # an episode's audit cost counts every batch here, whichever strategy asked
+            record_call("audit", output)
         return read(output.completion, batch)
 
     def kept(batch: Sequence[Item], answer: Answer) -> None:

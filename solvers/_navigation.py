@@ -17,8 +17,10 @@ from spatialstale.env import (
 )
 
 from ._answers import ActionParse, read_action
+from ._cost import CallCost, counting, record_call
 from ._episode import Episode, StepRecord, step_table, take_step
 from ._heap import freeze_startup_heap
+from ._plugins import make_strategy
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
@@ -30,7 +32,7 @@ from ._prompts import (
 )
 from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
 from ._settings import NAVIGATION
-from ._strategies import MemoryStrategy, StrategyContext, make_strategy
+from ._strategies import MemoryStrategy, StrategyContext
 from ._tools import NAVIGATORS, ToolEpisode, run_tool_episode, tool_counts
 
 EPISODE_STORE_KEY = "spatialstale:episode"
@@ -61,6 +63,7 @@ async def choose_action(
         prompt,
     )
     output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured, navigator))
+    record_call("navigation", output)
     reading = read_action(output.completion)
     if reading.action is None:
         return greedy_action(env.agent, instance.goal), reading, output.completion
@@ -111,8 +114,9 @@ async def run_episode(
     return Episode.finished(env, strategy.audits, records, view, reward, view_radius)
 
 
-def _store(state: TaskState, episode: Episode) -> None:
-    state.store.set(EPISODE_STORE_KEY, episode.to_dict())
+def _store(state: TaskState, episode: Episode, cost: CallCost) -> None:
+    # the cost is counted at the model calls, not by the strategy (``_cost``)
+    state.store.set(EPISODE_STORE_KEY, episode.to_dict() | {"cost": cost.to_dict()})
     state.output.completion = f"{episode.outcome} after {episode.steps} steps" + (
         f" ({episode.limit})" if episode.limit else ""
     )
@@ -133,6 +137,7 @@ def navigate(
     filter_mode: str = NAVIGATION.filter,
     view_radius: int | None = NAVIGATION.view_radius,
     agent: str = NAVIGATION.agent,
+    verify_radius: int = NAVIGATION.verify_radius,
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -159,6 +164,7 @@ def navigate(
         agent: ``prompt`` (one call per step, the memory view in the prompt) or
             ``tools`` (one conversation per episode with ``move`` and ``recall``
             tools; see ``_tools``). ``navigate_prompt`` is the system prompt of either.
+        verify_radius: LocalVerify's reach (Chebyshev distance from the agent).
     """
     if agent not in NAVIGATORS:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATORS)}; got {agent!r}")
@@ -178,10 +184,22 @@ def navigate(
             structured=structured,
             filter_mode=filter_mode,
             view_radius=view_radius,
+            verify_radius=verify_radius,
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
         records: list[StepRecord] = []
+        with counting() as cost:
+            await _play(state, env, strategy, records, cost)
+        return state
+
+    async def _play(
+        state: TaskState,
+        env: DynamicFrozenLakeEnv,
+        strategy: MemoryStrategy,
+        records: list[StepRecord],
+        cost: CallCost,
+    ) -> None:
         try:
             if agent == "tools":
                 # the tool navigator's conversation is the sample's messages: the
@@ -217,9 +235,8 @@ def navigate(
                 )
             else:
                 episode = Episode.interrupted(env, strategy.audits, records, limit_reason(ex), view_radius)
-            _store(state, episode)
+            _store(state, episode, cost)
             raise
-        _store(state, episode)
-        return state
+        _store(state, episode, cost)
 
     return solve

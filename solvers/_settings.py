@@ -31,9 +31,10 @@ from spatialstale.env import CHANGE_REGIMES, DEFAULT_SIZE, FULL_VIEW, MASTER_SEE
 from spatialstale.env import default_seeds as derive_seeds
 
 from ._errors import TaskParameterError, reported
+from ._plugins import resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import MODALITIES, OBSERVATIONS
-from ._strategies import FILTERS, STRATEGIES
+from ._strategies import DEFAULT_STRATEGIES, FILTERS, STRATEGIES
 from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,19 @@ def regimes(value: object, name: str) -> tuple[str, ...]:
             raise TaskParameterError(f"{name} must be one of {', '.join(CHANGE_REGIMES)} (or none); got {item!r}")
         if regime not in chosen:
             chosen.append(regime)
+    return tuple(chosen)
+
+
+def strategy_names(value: object, name: str) -> tuple[str, ...]:
+    """Memory strategies: built-in names (any case), ``module:Class`` plug-ins or an
+    installed plug-in's entry-point name (``spatialstale.solvers._plugins``), each
+    resolved now, before any model call; the strategies' names, no duplicates."""
+    chosen: dict[str, type] = {}
+    for item in as_list(value, name):
+        strategy, cls = resolve_strategy(item)
+        if chosen.get(strategy, cls) is not cls:
+            raise TaskParameterError(f"{name}: {item!r} is named {strategy!r}, as another entry is")
+        chosen[strategy] = cls
     return tuple(chosen)
 
 
@@ -323,8 +337,8 @@ def tag_regimes(value: tuple[str, ...]) -> str:
 
 
 def tag_strategies(value: tuple[str, ...]) -> str:
-    """``omcd``, ``nofilter+omcd``; all of them as ``5 strategies``."""
-    return f"{len(value)} strategies" if set(value) == set(STRATEGIES) else "+".join(value)
+    """``omcd``, ``nofilter+omcd``; the paper's five as ``5 strategies``."""
+    return f"{len(value)} strategies" if set(value) == set(DEFAULT_STRATEGIES) else "+".join(value)
 
 
 def tag_value(value: object, show: Callable[[Any], str] = str) -> str:
@@ -515,9 +529,10 @@ class NavigationSettings(GridSettings):
     prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
 
     strategies: tuple[str, ...] = axis(
-        tuple(STRATEGIES),
-        "the memory strategies, one sample each per seed",
-        read=some_of(tuple(STRATEGIES)),
+        DEFAULT_STRATEGIES,
+        "the memory strategies, one sample each per seed: the paper's five by default; localverify, "
+        "or a plug-in (module:Class, or an installed plug-in's name)",
+        read=strategy_names,
         values=tuple(STRATEGIES),
         tag=tag_strategies,
     )
@@ -556,6 +571,12 @@ class NavigationSettings(GridSettings):
         flag="--agents",
         in_id=named,
         recorded=True,
+    )
+    verify_radius: int = axis(
+        1,
+        "LocalVerify: audit the memory entries within this Chebyshev distance of the agent",
+        read=at_least(0),
+        task_meta=False,  # only LocalVerify's samples record it: the paper's logs stay as they were
     )
 
     @classmethod

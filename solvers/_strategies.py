@@ -2,9 +2,12 @@
 
 A strategy is a small object the navigation loop asks for the memory view before
 every step, ``await strategy.view(step, grid, agent)``; it is not a branch inside
-the loop. ``STRATEGIES`` maps each name to its class.
+the loop. ``STRATEGIES`` maps each built-in name to its class: the paper's five
+(``DEFAULT_STRATEGIES``, what a task runs by default) and LocalVerify, opt-in. A
+strategy written outside the suite is a plug-in (``_plugins``): any class that
+implements :class:`MemoryStrategy`, named as ``module:Class`` or by an entry point.
 
-The filtering strategies (SelfVerify, OMCD, Oracle) apply their flags in one of
+The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their flags in one of
 ``FILTERS``: ``delete`` (the paper) drops a flagged entry from the view; ``unknown``
 keeps it in place as an :class:`UnknownEntry`, which lists the cell as unknown
 instead of repeating the flagged claim.
@@ -17,7 +20,7 @@ is the oracle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar, Protocol
 
@@ -31,7 +34,15 @@ from ._prompts import Sight
 
 @dataclass(frozen=True)
 class StrategyContext:
-    """What a strategy may use: the instance, the auditor model and audit settings."""
+    """What a strategy may use: the instance, the auditor model and audit settings.
+
+    Every strategy, built-in or plug-in, is constructed with the sample's context.
+    ``instance.memory`` is the store (one entry a cell), ``instance.stale_ids(grid)``
+    the truth (for an oracle only). A strategy audits through :meth:`audit` (batched,
+    any subset of the store) and :meth:`selfverify` (one call), never by calling a
+    model itself, so its calls share the task's auditor role, batching, prompts,
+    structured output, answer reading and limits, and its transcript tables.
+    """
 
     instance: Instance
     auditor: Model
@@ -46,6 +57,8 @@ class StrategyContext:
     view_radius: int | None
     """What an audit sees: the Chebyshev square of this radius around the agent
     (``spatialstale.env.fog``); None shows the whole grid (the paper)."""
+    verify_radius: int = 1
+    """LocalVerify's reach: it audits the entries within this Chebyshev distance of the agent."""
 
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         """``grid`` as an audit made at ``agent`` sees it."""
@@ -108,6 +121,29 @@ class UnknownEntry(MemoryEntry):
 
 
 class MemoryStrategy(Protocol):
+    """What the navigation loop asks of a memory strategy, built-in or plug-in.
+
+    A strategy class is constructed with one argument, the sample's
+    :class:`StrategyContext`, once per episode. It has:
+
+    - ``name``: a class attribute, the strategy's name in sample ids
+      (``L2-<name>-s4810``), metrics (``success_<name>``), transcripts, the study
+      and the report; lower-case letters, digits and underscores, not a built-in's;
+    - ``audits``: a list of the :class:`~spatialstale.solvers.AuditResult` of every
+      audit it made, in order (empty for a strategy that makes none); the score
+      counts their calls and unreadable answers;
+    - ``async def view(self, step, grid, agent)``: the memory view shown to the
+      navigator before action ``step + 1`` (``step`` actions taken so far), given the
+      live ``grid`` and the agent's position: a tuple of
+      :class:`~spatialstale.env.MemoryEntry` (a subset of ``context.instance.memory``,
+      or :class:`UnknownEntry` in place of an entry), or None to show no memory
+      section at all.
+
+    Audits go through the context (:meth:`StrategyContext.audit`,
+    :meth:`StrategyContext.selfverify`), which use the task's auditor role, batch
+    size, prompts, structured output, answer reading and sample limits.
+    """
+
     name: ClassVar[str]
     audits: list[AuditResult]
 
@@ -134,9 +170,14 @@ class _Strategy:
 
     def filtered(self, audit: AuditResult) -> tuple[MemoryEntry, ...]:
         """The store with ``audit``'s flags applied in the context's filter mode."""
+        return self.flagged_view({entry: audit.step for entry in audit.flagged})
+
+    def flagged_view(self, flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
+        """The store with ``flags`` (entry id -> step of the audit that flagged it)
+        applied in the context's filter mode."""
         if self.context.filter_mode == "unknown":
-            return tuple(UnknownEntry.of(e, audit.step) if e.id in audit.flagged else e for e in self.memory)
-        return tuple(e for e in self.memory if e.id not in audit.flagged)
+            return tuple(UnknownEntry.of(e, flags[e.id]) if e.id in flags else e for e in self.memory)
+        return tuple(e for e in self.memory if e.id not in flags)
 
 
 class NoMemory(_Strategy):
@@ -211,14 +252,56 @@ class Oracle(OMCD):
         return AuditResult(step=step, flagged=self.context.instance.stale_ids(grid), calls=0)
 
 
-STRATEGIES: dict[str, type[_Strategy]] = {s.name: s for s in (NoMemory, NoFilter, SelfVerify, OMCD, Oracle)}
-"""Every strategy by name, in the paper's order."""
+class LocalVerify(_Strategy):
+    """Audits only what is near: before each step, the entries within Chebyshev distance
+    ``verify_radius`` of the agent that it has not checked since the grid last changed.
+
+    Each audit is the batched audit (:meth:`StrategyContext.audit`) of those entries
+    alone, against the grid as seen from where the agent stands. The flags found are
+    kept: an entry stays flagged (or kept) until it is checked again, which happens
+    once the grid has changed and the agent comes near it again; the view applies them
+    in the task's filter mode, as OMCD's. It makes no call on a step with nothing new in
+    range. Not one of the paper's strategies: opt in with ``-T strategies=localverify``.
+    """
+
+    name = "localverify"
+
+    def __init__(self, context: StrategyContext) -> None:
+        super().__init__(context)
+        self.found: dict[str, int] = {}
+        """The flags kept: entry id -> the step of the audit that flagged it."""
+        self.checked: set[str] = set()
+        """Entries audited against the current grid."""
+        self.checked_grid: Grid | None = None
+
+    def in_reach(self, agent: Pos) -> list[MemoryEntry]:
+        """The entries within ``verify_radius`` of ``agent``, in store order."""
+        r = self.context.verify_radius
+        return [e for e in self.memory if max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
+
+    async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
+        if grid != self.checked_grid:
+            self.checked, self.checked_grid = set(), grid
+        due = [e for e in self.in_reach(agent) if e.id not in self.checked]
+        if due:
+            audit = await self.context.audit(due, step, grid, agent)
+            self.audits.append(audit)
+            for entry in due:
+                if entry.id in audit.flagged:
+                    self.found[entry.id] = step
+                else:
+                    self.found.pop(entry.id, None)
+            self.checked.update(e.id for e in due)
+        return self.flagged_view(self.found)
+
+
+STRATEGIES: dict[str, type[_Strategy]] = {
+    s.name: s for s in (NoMemory, NoFilter, SelfVerify, OMCD, Oracle, LocalVerify)
+}
+"""Every built-in strategy by name: the paper's five in its order, then LocalVerify."""
+
+DEFAULT_STRATEGIES = ("nomemory", "nofilter", "selfverify", "omcd", "oracle")
+"""The strategies a navigation task runs by default: the paper's five."""
 
 FILTERING = tuple(name for name, strategy in STRATEGIES.items() if strategy.flags)
 """The strategies whose view a filter mode changes: NoMemory and NoFilter flag nothing."""
-
-
-def make_strategy(name: str, context: StrategyContext) -> MemoryStrategy:
-    if name not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {name!r}")
-    return STRATEGIES[name](context)

@@ -61,6 +61,7 @@ from inspect_ai.util import span, store
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, fog, greedy_action
 
+from ._cost import record_call
 from ._episode import Episode, StepRecord, step_table, take_step
 from ._prompts import NAVIGATE_SCHEMA, Sight, answer_config, fill_prompt, position_line, user_message
 from ._strategies import MemoryStrategy
@@ -422,6 +423,7 @@ async def run_tool_episode(
                 while env.steps == steps and not run.over:
                     await run.refresh()
                     output = await navigator.generate(input=messages, tools=tools, config=config)
+                    record_call("navigation", output)
                     run.counts.turns += 1
                     message = output.message
                     history = list(messages)

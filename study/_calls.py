@@ -24,7 +24,10 @@ unless a :data:`TokenCount` from a model's own counter is given.
 Detection calls are exact: windows x ceil(n^2 / B) a seed. Navigation depends on when
 episodes end, so its counts are an upper bound: every episode runs ``max_steps``
 steps with the agent at S, OMCD re-audits after every scheduled L3 event before the
-budget ends, SelfVerify makes one call, Oracle none, every view holds the whole store.
+budget ends, SelfVerify makes one call, Oracle none, LocalVerify audits a full
+(2r+1)² square every step (:meth:`Asked.local_audits`), every view holds the whole
+store. A plug-in strategy's audits are not known before it runs: only its navigator
+calls are counted (as a view of the whole store).
 A long chain of calls is measured on ``CHAIN_PAIRS`` evenly spaced pairs of
 consecutive calls and scaled, an L3 audit schedule on its first and last windows.
 """
@@ -311,10 +314,10 @@ class Asked:
         """``grid`` as the agent at S sees it (fogged under a view radius)."""
         return fog(grid, instance.start, self.view_radius)
 
-    def audit(self, instance: Instance, grid: Grid) -> Calls:
-        """One batched audit of the whole store against ``grid``."""
+    def audit(self, instance: Instance, grid: Grid, entries: Sequence[MemoryEntry] | None = None) -> Calls:
+        """One batched audit of ``entries`` (the whole store when None) against ``grid``."""
         stale = instance.stale_ids(grid)
-        batches = batches_of(instance.memory, self.batch_size)
+        batches = batches_of(instance.memory if entries is None else entries, self.batch_size)
         seen = self.seen(instance, grid)
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
@@ -413,7 +416,20 @@ class Asked:
             grids = [instance.initial_grid]
             grids += [instance.grid_after(e.step) for e in instance.schedule if e.step < settings.max_steps]
             auditor = self.audits(instance, grids)
+        elif strategy == "localverify":
+            auditor = self.local_audits(instance, settings.verify_radius, settings.max_steps)
         return navigator, auditor
+
+    def local_audits(self, instance: Instance, radius: int, max_steps: int) -> Calls:
+        """LocalVerify's audits of one episode, an upper bound: every step audits a full
+        square of ``(2r+1)²`` entries (at most the store), ⌈(2r+1)²/B⌉ calls a step.
+
+        LocalVerify audits only on steps where entries in reach are unchecked since the
+        grid last changed, and a square at the grid's edge holds fewer entries, so real
+        episodes make fewer calls. The square measured is the store's first entries.
+        """
+        reach = min((2 * radius + 1) ** 2, len(instance.memory))
+        return self.audit(instance, instance.initial_grid, instance.memory[:reach]) * max_steps
 
 
 def tool_definitions() -> str:

@@ -135,7 +135,11 @@ def _study_options(study: argparse.ArgumentParser) -> None:
         "--navigation-modality", default=NAVIGATION.modality, help=f"navigation observation ({NAVIGATION.modality})"
     )
     study.add_argument(
-        "--strategies", type=_names, default=list(NAVIGATION.strategies), help="navigation strategies (all five)"
+        "--strategies",
+        type=_names,
+        default=list(NAVIGATION.strategies),
+        help="navigation strategies (default: the paper's five); also localverify, module:Class "
+        "or an installed plug-in's name",
     )
     seeds = study.add_mutually_exclusive_group()
     seeds.add_argument("--n-seeds", type=_positive, default=N_DEFAULT_SEEDS, help="seeds from the master seed (50)")

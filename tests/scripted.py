@@ -89,3 +89,13 @@ def truthful_flags(call: Call) -> set[str]:
         if (claim == "SAFE") == (call.grid[(r, c)] == "H"):
             out.add(mid)
     return out
+
+
+def without_tokens(score: Any) -> Any:
+    """A score's value or metadata without its token counts (``*_tokens``), which
+    depend on the prompts' wording and on what the provider reports, not on the episode."""
+    if isinstance(score, dict):
+        return {k: without_tokens(v) for k, v in score.items() if not str(k).endswith("_tokens")}
+    if isinstance(score, list):
+        return [without_tokens(v) for v in score]
+    return score

@@ -26,7 +26,8 @@ from inspect_ai.model import ChatMessageSystem
 from spatialstale.agents._perception import perceive
 from spatialstale.env import FOG_CELL, default_seeds, fog, holes_observation, make_instance
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY, STRATEGIES, Sight, TaskParameterError
+from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.solvers import EPISODE_STORE_KEY, Sight, TaskParameterError
 from spatialstale.solvers._prompts import (
     AUDIT_MARKER,
     FOG_IMAGE_OBSERVATION_HEADER,
@@ -361,7 +362,7 @@ def test_the_command_line_takes_a_radius_and_refuses_a_bad_one_in_one_line(tmp_p
     [info] = list_eval_logs(str(tmp_path / "ok"))
     log = read_eval_log(info)
     assert [s.id for s in log.samples or []] == ["L2-oracle-r1-s625"]
-    assert log.eval.task_version == 3
+    assert log.eval.task_version == 4
     bad = _inspect_eval(tmp_path / "bad", "-T", "view_radius=far")
     assert bad.returncode == 1
     assert bad.stderr.strip() == "view_radius must be full or an integer of at least 0; got 'far'"

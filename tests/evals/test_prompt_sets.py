@@ -19,6 +19,7 @@ from spatialstale.evals.perception import perception
 from spatialstale.solvers import PROMPT_SETS, TaskParameterError, prompt_hash
 from spatialstale.solvers._prompt_sets import MARKERS
 from spatialstale.solvers._prompts import fill_prompt
+from tests.scripted import without_tokens
 
 SEEDS = "4810,1734"
 AGENTS = ("spatialstale/observer", "spatialstale/credulous")
@@ -48,7 +49,8 @@ def score_values(log: EvalLog, scorer: str) -> dict[tuple[str, int], Any]:
     out = {}
     for sample in log.samples or []:
         assert sample.scores is not None
-        out[(str(sample.id), sample.epoch)] = sample.scores[scorer].value
+        # tokens follow the prompts' wording, by design
+        out[(str(sample.id), sample.epoch)] = without_tokens(sample.scores[scorer].value)
     return out
 
 

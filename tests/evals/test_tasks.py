@@ -157,12 +157,20 @@ def test_every_strategy_shows_its_view(regime: str, modality: str, tmp_path: Pat
                 assert shown == [i for i in every if int(i[4:]) % 5]
             elif strategy == "omcd":
                 assert shown == [i for i in every if int(i[4:]) % 3]
+            elif strategy == "localverify":
+                # from (0,0) at radius 1 it audits mem_000, 001, 008, 009 and drops the flagged
+                assert shown == [i for i in every if i not in ("mem_000", "mem_009")]
             else:
                 stale = instance.stale_ids(instance.initial_grid)
                 assert shown == [i for i in every if i not in stale]
             assert call.has_image == (modality == "vision")
         audits = script.of_kind("audit")
-        assert len(audits) == (7 if strategy == "omcd" else 0)
+        if strategy == "localverify":
+            # again only where the grid changed (L3) within the 3 steps
+            assert audits and all(a.memory_ids == ["mem_000", "mem_001", "mem_008", "mem_009"] for a in audits)
+            assert len(audits) == 1 or regime == "L3"
+        else:
+            assert len(audits) == (7 if strategy == "omcd" else 0)
         assert len(script.of_kind("selfverify")) == (1 if strategy == "selfverify" else 0)
 
 

@@ -21,7 +21,8 @@ from inspect_ai.model import Model
 
 from spatialstale.env import default_seeds
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, STRATEGIES, TOOLS_STORE_KEY, TaskParameterError
+from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, TOOLS_STORE_KEY, TaskParameterError
 from tests.tool_scripted import MAX_STEPS, ODD_CALLS, RECALLS_PER_TURN, misbehaving_model, odd_arguments_model
 
 # one worker runs the module, so its shared runs are made once

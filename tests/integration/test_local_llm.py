@@ -29,7 +29,8 @@ from inspect_ai.model import GenerateConfig, ResponseSchema
 
 from spatialstale.agents.llama_server import PROVIDERS, client, llama_server, log_figures, new_api_key, run_suite
 from spatialstale.evals.detection import detection
-from spatialstale.solvers import STRATEGIES, parse_action, parse_audit, parse_selfverify
+from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
 from spatialstale.solvers._prompts import (
     AUDIT_MARKER,
     AUDIT_SCHEMA,

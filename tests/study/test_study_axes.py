@@ -139,7 +139,7 @@ def test_view_radii_read_full_and_integers(tmp_path: Path, capsys: pytest.Captur
         (
             "--filters",
             "delete,unknown --strategies nomemory,nofilter",
-            "filter mode unknown changes only selfverify, omcd, oracle; "
+            "filter mode unknown changes only selfverify, omcd, oracle, localverify; "
             "none of them is among the strategies (nomemory, nofilter)",
         ),
     ],

@@ -1,0 +1,129 @@
+"""Memory strategies as plug-ins: a ``module:Class`` entry, or a name an installed
+package declares in the ``spatialstale.strategies`` entry-point group.
+
+``-T strategies=nofilter,omcd,my_package.my_module:MyMemory`` runs a strategy written
+outside the suite; a package that declares
+
+.. code-block:: toml
+
+    [project.entry-points."spatialstale.strategies"]
+    mymemory = "my_package.my_module:MyMemory"
+
+makes ``-T strategies=mymemory`` work too. The class implements
+:class:`~spatialstale.solvers.MemoryStrategy` (a class attribute ``name``, an
+``audits`` list, ``async def view(step, grid, agent)``) and is constructed with a
+:class:`~spatialstale.solvers.StrategyContext`. Its ``name`` is the sample's strategy
+everywhere a built-in's is: sample ids, metrics, transcripts, the study and the report.
+
+A plug-in is resolved when the task reads its ``-T`` values, before any model call;
+one that cannot be imported, is not a class, lacks ``view``, has no usable ``name`` or
+takes a built-in's name fails there with one line. The classes resolved are kept by
+name in this process, so the solver builds the sample's strategy from its name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from importlib.metadata import entry_points
+
+from ._errors import TaskParameterError
+from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext
+
+ENTRY_POINT_GROUP = "spatialstale.strategies"
+"""The entry-point group a package declares its strategies in."""
+
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+"""A strategy name: it becomes part of sample ids (``L2-mymemory-s4810``) and metric
+names (``success_mymemory``), so lower-case letters, digits and underscores."""
+
+_RESOLVED: dict[str, type] = {}
+"""Every plug-in resolved in this process, by its strategy name."""
+
+
+def installed_plugins() -> dict[str, str]:
+    """Each strategy an installed package declares: entry-point name -> ``module:Class``."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _fail(spec: str, why: str) -> TaskParameterError:
+    return TaskParameterError(f"strategies: plug-in {spec!r} {why}")
+
+
+def _load(spec: str) -> object:
+    """The object ``module:attribute`` names."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise _fail(spec, "must be written module:Class")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # any error importing user code is the plug-in's
+        raise _fail(spec, f"cannot be imported: {type(error).__name__}: {error}") from None
+    target: object = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise _fail(spec, f"not found: module {module_name!r} has no {attribute!r}")
+        target = getattr(target, part)
+    return target
+
+
+def check_strategy_class(target: object, spec: str, *, entry_point: str | None = None) -> type:
+    """``target`` if it is a usable strategy class, else a one-line TaskParameterError."""
+    if not inspect.isclass(target):
+        raise _fail(spec, f"is not a class; got {type(target).__name__}")
+    view = getattr(target, "view", None)
+    if view is None or not callable(view):
+        raise _fail(spec, "has no view(step, grid, agent) method")
+    if not inspect.iscoroutinefunction(view):
+        raise _fail(spec, "must define view as async def view(self, step, grid, agent)")
+    name = getattr(target, "name", None)
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise _fail(spec, f"needs a class attribute name of lower-case letters, digits and underscores; got {name!r}")
+    builtin = STRATEGIES.get(name)
+    if builtin is not None and builtin is not target:
+        raise _fail(spec, f"is named {name!r}, a built-in strategy's name; give it another name")
+    if entry_point is not None and name != entry_point:
+        raise _fail(spec, f"is declared as {entry_point!r} but its class is named {name!r}; make them the same")
+    return target
+
+
+def resolve_strategy(item: str) -> tuple[str, type]:
+    """The strategy name and class of one ``-T strategies`` entry: a built-in name (any
+    case), a ``module:Class`` plug-in or an installed plug-in's entry-point name."""
+    builtin = next((n for n in STRATEGIES if n.lower() == item.lower()), None)
+    if builtin is not None:
+        return builtin, STRATEGIES[builtin]
+    if item in _RESOLVED:
+        # a plug-in's name once its module:Class is resolved (the study passes names on)
+        return item, _RESOLVED[item]
+    if ":" in item:
+        cls = check_strategy_class(_load(item), item)
+    else:
+        declared = installed_plugins()
+        if item not in declared:
+            plugins = f" (installed plug-ins: {', '.join(sorted(declared))})" if declared else ""
+            raise TaskParameterError(
+                f"strategies must be one of {', '.join(STRATEGIES)}, an installed plug-in's name{plugins} "
+                f"or module:Class; got {item!r}"
+            )
+        cls = check_strategy_class(_load(declared[item]), declared[item], entry_point=item)
+    name: str = getattr(cls, "name")  # noqa: B009
+    _RESOLVED[name] = cls
+    return name, cls
+
+
+def strategy_class(name: str) -> type:
+    """The class of a strategy name: a built-in, a plug-in resolved in this process or
+    an installed plug-in's entry-point name."""
+    if name in STRATEGIES:
+        return STRATEGIES[name]
+    if name in _RESOLVED:
+        return _RESOLVED[name]
+    return resolve_strategy(name)[1]
+
+
+def make_strategy(name: str, context: StrategyContext) -> MemoryStrategy:
+    """A new strategy of ``name`` (built-in or plug-in) for one episode."""
+    strategy: MemoryStrategy = strategy_class(name)(context)
+    return strategy
