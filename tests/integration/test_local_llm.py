@@ -150,6 +150,60 @@ def test_navigation_answers_are_read_or_counted(server: tuple[str, str], tmp_pat
     assert_usage_recorded(log)
 
 
+PLUGIN = """
+from spatialstale.solvers import StrategyContext
+
+
+class AuditOnce:
+    \"\"\"OMCD without its re-audits: the whole memory audited once, before the first step.\"\"\"
+
+    name = "auditonce"
+
+    def __init__(self, context: StrategyContext) -> None:
+        self.context = context
+        self.audits = []
+        self.kept = None
+
+    async def view(self, step, grid, agent):
+        if self.kept is None:
+            result = await self.context.audit(self.context.instance.memory, step, grid, agent)
+            self.audits.append(result)
+            self.kept = tuple(e for e in self.context.instance.memory if e.id not in result.flagged)
+        return self.kept
+"""
+
+
+def test_a_plugin_and_localverify_run_end_to_end(
+    server: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "smol_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    strategies = "localverify,smol_plugin:AuditOnce"
+    log = run(
+        server, "openai-api", "navigation", tmp_path / "logs", n_seeds=1, max_steps=5, episodes=1, strategies=strategies
+    )
+    samples = log.samples or []
+    assert sorted(str(s.metadata["strategy"]) for s in samples) == ["auditonce", "localverify"]
+    assert log.results is not None
+    metrics = log.results.scores[0].metrics
+    assert {"success_auditonce", "audit_calls_auditonce", "success_localverify", "audit_calls_localverify"} <= set(
+        metrics
+    )
+    for sample in samples:
+        assert sample.error is None
+        assert sample.scores is not None
+        [score] = sample.scores.values()
+        episode = score.metadata or {}
+        audits = model_events(sample, AUDIT_MARKER)
+        # every audit call the model answered is counted as the episode's cost, read or not
+        assert episode["cost"]["audit_calls"] == len(audits) > 0
+        unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
+        assert episode["audit_unparseable"] == unreadable
+    [once] = [s for s in samples if s.metadata["strategy"] == "auditonce"]
+    assert len(model_events(once, AUDIT_MARKER)) == -(-ENTRIES // BATCH_SIZE)
+    assert_usage_recorded(log)
+
+
 # --- structured output -----------------------------------------------------------------
 
 SCHEMAS = {"navigate": NAVIGATE_SCHEMA, "audit": AUDIT_SCHEMA, "selfverify": SELFVERIFY_SCHEMA}
