@@ -27,7 +27,7 @@ from matplotlib.patches import Patch
 from spatialstale.env import CHANGE_REGIMES as REGIMES
 
 from ._load import FLAG_CELLS
-from ._navigation_stats import STRATEGY_ORDER, VIEW, strategy_order, view_order
+from ._navigation_stats import VIEW, strategies_in, view_order
 
 VIEW_KEY = VIEW
 
@@ -248,7 +248,7 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
     )
     for ax, model in zip(axes[0], models, strict=True):
         part = rates[rates.model == model]
-        strategies = [s for s in strategy_order(part.strategy) if s in set(part.strategy)]
+        strategies = strategies_in(part.strategy)
         x = np.arange(len(strategies))
         ax.set_ylim(0, top)
         ax.set_xlim(-0.6, len(strategies) - 0.4)
@@ -503,7 +503,7 @@ def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
         layout="constrained",
     )
     x = np.arange(len(radii))
-    strategies = [s for s in strategy_order(rates.strategy) if s in set(rates.strategy)]
+    strategies = strategies_in(rates.strategy)
     dodge = np.linspace(-0.08, 0.08, len(strategies)) if len(strategies) > 1 else np.zeros(1)
     for row, (model, modality, outcome) in enumerate(panels):
         for col, regime in enumerate(regimes):
@@ -563,7 +563,7 @@ def fig_safety_cost(cost: pd.DataFrame, path: Path) -> Path | None:
     runs = sorted({(m, mod) for m, mod in zip(cost.model, cost.modality, strict=True)})
     regimes = [r for r in REGIMES if r in set(cost.regime)]
     labels = cost.strategy.astype(str)
-    strategies = sorted(set(labels), key=lambda s: (STRATEGY_ORDER.index(s) if s in STRATEGY_ORDER else 99, s))
+    strategies = strategies_in(labels)
     markers = strategy_markers(strategies)
     extra = iter(plt.get_cmap("tab10").colors)  # type: ignore[attr-defined]
     colours = {s: STRATEGY_COLOURS.get(s) or next(extra) for s in strategies}

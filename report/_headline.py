@@ -23,7 +23,7 @@ import pandas as pd
 from ._detection_stats import main_detection, modality_tests
 from ._document import MISSING, UNDEFINED, Table, esc, nan, pvalue, short
 from ._figures import STRATEGY_NAMES
-from ._navigation_stats import paper_cells, per_seed_rates, strategy_order
+from ._navigation_stats import paper_cells, per_seed_rates, strategies_in
 from ._stats import ALPHA, bootstrap_ci, mcnemar, paired_wilcoxon
 
 UNIT = ["regime", "seed"]
@@ -158,7 +158,7 @@ def finding(det: pd.DataFrame, nav: pd.DataFrame, model: str) -> Finding:
     regimes: list[str] = []
     if not seeds.empty:
         regimes = sorted(set(episodes.regime))
-        for strategy in strategy_order(seeds.strategy):
+        for strategy in strategies_in(seeds.strategy):
             part = seeds[seeds.strategy == strategy]
             if len(part):
                 rate = float(episodes[episodes.strategy == strategy].death.mean())
@@ -224,8 +224,7 @@ def headline(det: pd.DataFrame, nav: pd.DataFrame) -> dict[str, object] | None:
 
 def summary_table(findings: Sequence[Finding]) -> Table:
     modalities = sorted({m for f in findings for m in f.f1})
-    ran = {s for f in findings for s in f.deaths}
-    strategies = [s for s in strategy_order(ran) if s in ran]
+    strategies = strategies_in(s for f in findings for s in f.deaths)
     header = [
         "model",
         *(f"F1 {m}" for m in modalities),

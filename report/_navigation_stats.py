@@ -38,6 +38,12 @@ def strategy_order(present: Iterable[str] = ()) -> tuple[str, ...]:
     return (*DEFAULT_STRATEGIES, *sorted(extra, key=lambda s: (s not in STRATEGIES, s)))
 
 
+def strategies_in(values: Iterable[str]) -> list[str]:
+    """The strategies among ``values``, in :func:`strategy_order` (no absent ones)."""
+    present = set(values)
+    return [s for s in strategy_order(present) if s in present]
+
+
 CONTRASTS: tuple[tuple[str, str], ...] = (
     ("nofilter", "nomemory"),
     ("selfverify", "nofilter"),
