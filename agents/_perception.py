@@ -47,6 +47,9 @@ _RED_TOLERANCE = 60
 _MEMORY_LINE = re.compile(r"\[(mem_\d+)\]\s*(SAFE|DANGER)\s+at\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
 _UNKNOWN_LINE = re.compile(r"\[(mem_\d+)\]\s*UNKNOWN\b[^\n]*?\bat\s+\((\d+)\s*,\s*(\d+)\)", re.IGNORECASE)
 """An entry a filter kept but marked unknown: ``[mem_xxx] UNKNOWN (flagged stale at step t) at (r,c)``."""
+_ANY_ENTRY = re.compile(r"\[(mem_\d+)\]", re.IGNORECASE)
+"""Any listed memory entry; one that is neither a claim about a cell nor UNKNOWN is a
+note about no cell (``[mem_xxx] RULE: ...``, ``-T distractors``)."""
 _CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHG]\b|\?)")
 """A listed cell; ``?`` is a cell beyond the view (fog)."""
 _VISIBLE = re.compile(r"\byou see rows (\d+)-(\d+) and columns (\d+)-(\d+)")
@@ -108,6 +111,9 @@ class Perception:
     unknown: tuple[Pos, ...] = ()
     """The cells of memory entries listed as UNKNOWN (``filter=unknown``): memory
     there holds no claim, only the news that the old one was flagged stale."""
+    notes: tuple[str, ...] = ()
+    """The ids of memory entries about no cell (rules, past episodes, the agent
+    itself: ``-T distractors``), in order; nothing in the grid can contradict them."""
 
     @property
     def size(self) -> int:
@@ -153,6 +159,13 @@ def read_memory(text: str) -> tuple[MemoryClaim, ...]:
             pos = (int(match.group(3)), int(match.group(4)))
             seen[mid] = MemoryClaim(mid, match.group(2).upper(), pos)
     return tuple(seen.values())
+
+
+def read_notes(text: str) -> tuple[str, ...]:
+    """The ids of the memory entries in ``text`` that claim nothing about a cell, in order."""
+    cells = {m.group(1).lower() for pattern in (_MEMORY_LINE, _UNKNOWN_LINE) for m in pattern.finditer(text)}
+    ids = (m.group(1).lower() for m in _ANY_ENTRY.finditer(text))
+    return tuple(dict.fromkeys(mid for mid in ids if mid not in cells))
 
 
 def read_unknown(text: str) -> tuple[Pos, ...]:
@@ -324,4 +337,5 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         problem=problem,
         cells=cells,
         unknown=read_unknown(text),
+        notes=read_notes(text),
     )

@@ -96,9 +96,15 @@ def judge(entries: Sequence[MemoryClaim], grid: Grid) -> list[Verdict]:
     return verdicts
 
 
-def audit_answer(verdicts: Sequence[Verdict]) -> str:
-    """The JSON array the audit prompt asks for, in the order the entries were given."""
-    return json.dumps([{"memory_id": e.id, "is_stale": stale, "reason": why} for e, stale, why in verdicts])
+NOTE_REASON = "a note about no cell; no change of the grid can make it stale"
+
+
+def audit_answer(verdicts: Sequence[Verdict], notes: Sequence[tuple[str, bool, str]] = ()) -> str:
+    """The JSON array the audit prompt asks for: the cell entries in the order given,
+    then the entries about no cell (``notes``: id, stale, reason)."""
+    items = [{"memory_id": e.id, "is_stale": stale, "reason": why} for e, stale, why in verdicts]
+    items += [{"memory_id": mid, "is_stale": stale, "reason": why} for mid, stale, why in notes]
+    return json.dumps(items)
 
 
 def selfverify_answer(ids: Sequence[str]) -> str:
@@ -209,7 +215,7 @@ class BeliefAgent:
         if seen.kind is CallKind.PERCEPTION:
             return perception_answer(seen.cells, judged)
         if seen.kind is CallKind.AUDIT:
-            return audit_answer(judge(seen.memory, judged))
+            return audit_answer(judge(seen.memory, judged), [(mid, False, NOTE_REASON) for mid in seen.notes])
         if seen.kind is CallKind.SELFVERIFY:
             return selfverify_answer([entry.id for entry, stale, _ in judge(seen.memory, judged) if stale])
         if seen.agent is None or seen.goal is None:
@@ -231,9 +237,10 @@ class RandomAgent:
         if seen.kind is CallKind.PERCEPTION:
             return json.dumps([{"cell": f"({r},{c})", "type": rng.choice("HF")} for r, c in seen.cells])
         flags = [(entry, rng.random() < 0.5) for entry in seen.memory]
+        notes = [(mid, rng.random() < 0.5, "a coin flip") for mid in seen.notes]
         if seen.kind is CallKind.AUDIT:
-            return audit_answer([(e, stale, "a coin flip") for e, stale in flags])
-        return selfverify_answer([e.id for e, stale in flags if stale])
+            return audit_answer([(e, stale, "a coin flip") for e, stale in flags], notes)
+        return selfverify_answer([e.id for e, stale in flags if stale] + [mid for mid, stale, _ in notes if stale])
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ Pure and seedable; nothing here imports Inspect or knows about models.
 import gymnasium
 
 from ._data import DATA_VERSION, load_instances
+from ._distractors import BANK_VERSION as DISTRACTOR_BANK_VERSION
+from ._distractors import MAX_DISTRACTORS, distractor_bank
 from ._fog import FOG_CELL, FULL_VIEW, fog, fog_note, in_view, validate_view_radius, view_radius_of, visible_window
 from ._grid import (
     apply_changes,
@@ -25,6 +27,7 @@ from ._instance import (
     Instance,
     default_seeds,
     make_instance,
+    validate_distractors,
     validate_regime,
     validate_seed,
     validate_size,
@@ -57,6 +60,7 @@ __all__ = [
     "COLOURS",
     "DATA_VERSION",
     "DEFAULT_SIZE",
+    "DISTRACTOR_BANK_VERSION",
     "ENV_ID",
     "FOG_CELL",
     "FOG_COLOUR",
@@ -64,6 +68,7 @@ __all__ = [
     "FULL_VIEW",
     "HOLES_NOTE",
     "MASTER_SEED",
+    "MAX_DISTRACTORS",
     "MAX_STEPS",
     "N_DEFAULT_SEEDS",
     "REGIMES",
@@ -80,6 +85,7 @@ __all__ = [
     "cell_at",
     "changed_cells",
     "default_seeds",
+    "distractor_bank",
     "entry_id",
     "fog",
     "fog_note",
@@ -97,6 +103,7 @@ __all__ = [
     "render_rgb",
     "shortest_path",
     "text_observation",
+    "validate_distractors",
     "validate_regime",
     "validate_seed",
     "validate_size",

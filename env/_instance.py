@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ._distractors import BANK_VERSION, MAX_DISTRACTORS, add_distractors
 from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal_pos
 from ._memory import build_memory
 from ._regimes import REGIMES, cluster_changes, online_schedule, spot_changes
@@ -32,6 +33,12 @@ def validate_size(size: object) -> int:
     if isinstance(size, bool) or not isinstance(size, int) or size < MIN_SIZE:
         raise ValueError(f"size must be an integer of at least {MIN_SIZE}; got {size!r}")
     return size
+
+
+def validate_distractors(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_DISTRACTORS:
+        raise ValueError(f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the bank's size); got {k!r}")
+    return k
 
 
 def validate_seed(seed: object) -> int:
@@ -63,7 +70,9 @@ class Instance:
     """Everything random about one world, fixed before any model call.
 
     ``changes`` are the pre-episode changes (L1, L2); ``schedule`` the L3 online
-    events, each applied after the action numbered ``step``.
+    events, each applied after the action numbered ``step``. ``memory`` is the whole
+    store in id order: one entry a cell and, with distractors, the entries about no
+    cell (``MemoryEntry.is_cell`` False), which are never stale.
     """
 
     seed: int
@@ -112,16 +121,24 @@ class Instance:
 
     def stale_ids(self, grid: Grid) -> frozenset[str]:
         """Paper Eq. 1: the entries whose remembered hazard differs from ``grid``'s."""
-        return frozenset(e.id for e in self.memory if e.cell.hazard != cell_at(grid, e.pos).hazard)
+        return frozenset(e.id for e in self.memory if e.is_cell and e.cell.hazard != cell_at(grid, e.pos).hazard)
 
     def stale_ratio(self, grid: Grid) -> float:
         """|{p : grid[p] != g0[p]}| / n²."""
         changed = sum(a != b for row0, row in zip(self.g0, grid, strict=True) for a, b in zip(row0, row, strict=True))
         return changed / (self.size * self.size)
 
+    @property
+    def distractors(self) -> tuple[MemoryEntry, ...]:
+        """The entries about no cell, in id order (none in the paper's protocol)."""
+        return tuple(e for e in self.memory if not e.is_cell)
+
     def entry(self, memory_id: str) -> MemoryEntry:
-        r, c = divmod(int(memory_id.removeprefix("mem_")), self.size)
-        return self.memory[r * self.size + c]
+        return next(e for e in self.memory if e.id == memory_id)
+
+    def entry_at(self, pos: Pos) -> MemoryEntry:
+        """The entry about the cell ``pos``."""
+        return next(e for e in self.memory if e.is_cell and e.pos == pos)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -160,23 +177,34 @@ class Instance:
         )
 
 
-def make_instance(seed: int, regime: str = "L2", size: int = DEFAULT_SIZE) -> Instance:
-    """The instance of (seed, regime, size).
+def make_instance(seed: int, regime: str = "L2", size: int = DEFAULT_SIZE, distractors: int = 0) -> Instance:
+    """The instance of (seed, regime, size), with ``distractors`` entries about no cell.
 
     g0 and the memory snapshot depend on (seed, size) only, so one seed shows the
-    same original world in every regime; the changes depend on the regime too.
+    same original world in every regime; the changes depend on the regime too. The
+    distractors (drawn from bank version ``BANK_VERSION``) and the ids of a store that
+    holds them depend on (seed, size, distractors) only; with none, the ids are the
+    paper's ``mem_{row*n+col}``.
 
     Raises:
-        ValueError: for an unknown regime, a size below 4 or a seed that is not a
-            non-negative integer.
+        ValueError: for an unknown regime, a size below 4, a seed that is not a
+            non-negative integer or a distractor count outside 0 … the bank's size.
     """
-    return _make_instance(validate_seed(seed), validate_regime(regime), validate_size(size))
+    return _make_instance(
+        validate_seed(seed), validate_regime(regime), validate_size(size), validate_distractors(distractors)
+    )
 
 
 @lru_cache(maxsize=4096)
-def _make_instance(seed: int, regime: str, size: int) -> Instance:
+def _make_instance(seed: int, regime: str, size: int, distractors: int = 0) -> Instance:
     g0 = generate_grid(size, HOLE_PROBABILITY, Stream(seed, size, "grid"))
-    memory = build_memory(g0, Stream(seed, size, "memory"))
+    memory = add_distractors(
+        build_memory(g0, Stream(seed, size, "memory")),
+        distractors,
+        Stream(seed, size, "distractor_bank"),
+        Stream(seed, size, "distractor_ids"),
+        BANK_VERSION,
+    )
     changes: tuple[Change, ...] = ()
     schedule: tuple[Event, ...] = ()
     if regime == "L1":

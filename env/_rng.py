@@ -28,6 +28,8 @@ PURPOSES = {
     "L1": 11,
     "L2": 12,
     "L3": 13,
+    "distractor_bank": 21,
+    "distractor_ids": 22,
 }
 """Stream codes. They are part of the instance definition: never renumber them."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
 
@@ -103,6 +103,14 @@ class MemoryEntry:
     text: str
     explored: bool
     """True when a snapshot random walk visited the cell, False when it was completed."""
+    topic: str | None = field(default=None, kw_only=True)
+    """None for a cell's entry; ``RULE``, ``NOTE`` or ``SELF`` for a distractor, an entry
+    about no cell (its row and col are -1) that no grid change can make stale."""
+
+    @property
+    def is_cell(self) -> bool:
+        """True for an entry about a cell, False for a distractor."""
+        return self.topic is None
 
     @property
     def pos(self) -> Pos:
@@ -110,7 +118,10 @@ class MemoryEntry:
 
     @property
     def claim(self) -> str:
-        """``"DANGER"`` for a remembered hole, ``"SAFE"`` for every other cell."""
+        """``"DANGER"`` for a remembered hole, ``"SAFE"`` for every other cell, a
+        distractor's topic (``RULE``) for a distractor."""
+        if self.topic is not None:
+            return self.topic
         return "DANGER" if self.cell is Cell.HOLE else "SAFE"
 
     @property
@@ -119,7 +130,7 @@ class MemoryEntry:
         return f"[{self.id}] {self.text}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "id": self.id,
             "row": self.row,
             "col": self.col,
@@ -127,6 +138,8 @@ class MemoryEntry:
             "text": self.text,
             "explored": self.explored,
         }
+        # a cell's record keeps its v1 bytes
+        return out if self.topic is None else {**out, "topic": self.topic}
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> MemoryEntry:
@@ -137,4 +150,5 @@ class MemoryEntry:
             cell=Cell(str(data["cell"])),
             text=str(data["text"]),
             explored=bool(data["explored"]),
+            topic=None if data.get("topic") is None else str(data["topic"]),
         )

@@ -24,6 +24,20 @@ def instance_metadata(instance: Instance) -> dict[str, Any]:
         "changes": [c.to_dict() for c in instance.changes],
         "schedule": [e.to_dict() for e in instance.schedule],
         "explored": [m.id for m in instance.memory if m.explored],
+        **distractor_metadata(instance),
+    }
+
+
+def distractor_metadata(instance: Instance) -> dict[str, Any]:
+    """With distractors, the store's ids (``cell_ids``: each cell's, in row-major order)
+    and the distractor entries; nothing in the paper's protocol, whose ids are fixed."""
+    extra = instance.distractors
+    if not extra:
+        return {}
+    cells = sorted((m for m in instance.memory if m.is_cell), key=lambda m: m.pos)
+    return {
+        "cell_ids": [m.id for m in cells],
+        "distractor_entries": [{"id": m.id, "topic": m.topic, "text": m.text} for m in extra],
     }
 
 
@@ -38,12 +52,17 @@ def grid_samples(settings: GridSettings, *, task: str) -> MemoryDataset:
     samples = []
     for regime in settings.regime:
         for seed in settings.seeds:
-            instance = make_instance(seed, regime, settings.size)
+            instance = make_instance(seed, regime, settings.size, getattr(settings, "distractors", 0))
             samples.append(
                 Sample(
-                    id=f"{regime}{_size_part(settings.size)}-s{seed}",
+                    id=f"{regime}{_size_part(settings.size)}{settings.id_suffix()}-s{seed}",
                     input=f"{task} SpatialSTALE instance {regime} seed {seed} ({settings.modality}).",
-                    metadata={**instance_metadata(instance), **settings.sample_metadata(), **settings.prompt_record},
+                    metadata={
+                        **instance_metadata(instance),
+                        **settings.sample_metadata(),
+                        **settings.distractor_record(),
+                        **settings.prompt_record,
+                    },
                 )
             )
     return MemoryDataset(samples, name=f"spatialstale-{settings.kind}")
@@ -65,8 +84,8 @@ def navigation_samples(settings: NavigationSettings) -> MemoryDataset:
 
     for regime in settings.regime:
         for seed in settings.seeds:
-            instance = make_instance(seed, regime, settings.size)
-            meta = {**instance_metadata(instance), **settings.sample_metadata()}
+            instance = make_instance(seed, regime, settings.size, settings.distractors)
+            meta = {**instance_metadata(instance), **settings.sample_metadata(), **settings.distractor_record()}
             for strategy in settings.strategies:
                 samples.append(
                     Sample(

@@ -7,7 +7,7 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
-from spatialstale.scorers import stale_f1
+from spatialstale.scorers import DISTRACTOR_METRICS, stale_f1
 from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect
 
 VERSION = 2
@@ -33,6 +33,7 @@ def detection(
     structured: bool = D.structured,
     observation: str = D.observation,
     prompt_set: str = D.prompt_set,
+    distractors: int = D.distractors,
     **unknown: object,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
@@ -64,6 +65,12 @@ def detection(
             ``warned``, ``minimal``; see ``spatialstale.solvers.PROMPT_SETS``). An
             explicit ``-T audit_prompt`` overrides the set's prompt of that kind; the log
             records the set's name, version and the hash of the prompts sent.
+        distractors: K entries about no cell (rules, past episodes, the agent itself)
+            added to the store from a versioned bank, ids shuffled among the cells'
+            (0, the paper's protocol; at most the bank's size). They are never stale:
+            F1 stays over the cell entries, the audit asks about all n² + K, and the
+            metric ``distractor_flag_rate`` (added only when K > 0) is the share of
+            distractors flagged.
         **unknown: any other ``-T`` name fails before any model call, naming the
             valid ones (Inspect would otherwise only warn and run without it).
 
@@ -81,6 +88,8 @@ def detection(
             observation=settings.observation,
         ),
         scorer=stale_f1(),
+        # distractor_flag_rate only with distractors: the default log keeps its metrics
+        metrics=[*DISTRACTOR_METRICS] if settings.distractors else None,
         version=VERSION,
         metadata=settings.task_metadata(),
         tags=settings.tags(),

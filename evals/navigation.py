@@ -66,6 +66,7 @@ def navigation(
     view_radius: int | str | None = N.view_radius,
     agent: str = N.agent,
     verify_radius: int = N.verify_radius,
+    distractors: int = N.distractors,
     **unknown: object,
 ) -> Task:
     """Navigation under stale memory (SPEC §7): one sample per (seed, strategy).
@@ -128,6 +129,11 @@ def navigation(
         verify_radius: LocalVerify's reach: before each step it audits the entries
             within this Chebyshev distance of the agent not yet checked against the
             current grid (integer >= 0, default 1). Other strategies ignore it.
+        distractors: K entries about no cell (rules, past episodes, the agent itself)
+            added to the store from a versioned bank, ids shuffled among the cells'
+            (0, the paper's protocol). They sit in the memory view; OMCD and
+            SelfVerify audit them like any entry (⌈(n² + K)/B⌉ calls per OMCD audit);
+            LocalVerify, whose reach is a set of cells, never audits them.
         **unknown: any other ``-T`` name fails before any model call, naming the
             valid ones (Inspect would otherwise only warn and run without it).
 

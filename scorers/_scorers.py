@@ -28,10 +28,21 @@ def by(metric: Metric, key: str, label: str, *, within: str | None = None) -> Me
     return m.grouped_metric(metric, key, label, within)
 
 
-def claims_from_g0(g0: list[str]) -> dict[str, str]:
-    """Each entry's claim: the memory snapshot records g0's type at every cell."""
+def claims_from_g0(g0: list[str], cell_ids: list[str] | None = None) -> dict[str, str]:
+    """Each cell entry's claim: the memory snapshot records g0's type at every cell.
+
+    ``cell_ids`` are the cells' ids in row-major order when distractors shuffled them
+    (the sample metadata's ``cell_ids``); else the paper's ``mem_{row*n+col}``.
+    """
     n = len(g0)
-    return {entry_id((r, c), n): ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
+    ids = cell_ids or [entry_id((r, c), n) for r in range(n) for c in range(n)]
+    return {ids[r * n + c]: ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
+
+
+def distractor_flags(windows: list[dict[str, Any]], distractor_ids: set[str]) -> tuple[int, int]:
+    """(distractor entries flagged stale, distractor judgments) summed over the windows."""
+    flagged = sum(len(distractor_ids & set(w["flagged"])) for w in windows)
+    return flagged, len(distractor_ids) * len(windows)
 
 
 def _record(state: TaskState, key: str) -> Any:
@@ -42,31 +53,44 @@ def _record(state: TaskState, key: str) -> Any:
     return record
 
 
-@scorer(
-    metrics=[
-        by(m.f1_mean(), "regime", "f1_mean"),
-        by(m.f1_std(), "regime", "f1_std"),
-        by(m.micro_precision(), "regime", "micro_precision"),
-        by(m.micro_recall(), "regime", "micro_recall"),
-        by(m.micro_f1(), "regime", "micro_f1"),
-        by(m.pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
-        by(m.pooled_ratio("unanswered", "judgments"), "regime", "unanswered_rate"),
-        by(m.pooled_ratio("conflicting", "judgments"), "regime", "conflicting_rate"),
-        by(m.limit_rate(), "regime", "limit_rate"),
-    ]
-)
+DETECTION_METRICS = [
+    by(m.f1_mean(), "regime", "f1_mean"),
+    by(m.f1_std(), "regime", "f1_std"),
+    by(m.micro_precision(), "regime", "micro_precision"),
+    by(m.micro_recall(), "regime", "micro_recall"),
+    by(m.micro_f1(), "regime", "micro_f1"),
+    by(m.pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
+    by(m.pooled_ratio("unanswered", "judgments"), "regime", "unanswered_rate"),
+    by(m.pooled_ratio("conflicting", "judgments"), "regime", "conflicting_rate"),
+    by(m.limit_rate(), "regime", "limit_rate"),
+]
+"""The detection task's metrics in the paper's protocol (no distractors)."""
+
+DISTRACTOR_METRICS = [
+    *DETECTION_METRICS,
+    by(m.pooled_ratio("distractors_flagged", "distractor_judgments"), "regime", "distractor_flag_rate"),
+]
+"""The detection metrics of a run with distractors: ``distractor_flag_rate`` (the share
+of distractor judgments flagged stale) after the paper's, so a default log is unchanged."""
+
+
+@scorer(metrics=DETECTION_METRICS)
 def stale_f1() -> Scorer:
     """Per-seed precision, recall and F1 of the stale flags (stale = positive class).
 
     L3 sums a seed's windows before its F1. ``thaw_recall`` / ``freeze_recall`` are
     NaN when the seed has no stale entry of that kind. The flag counts by claim x
-    current truth and the per-window verdicts are in the metadata.
+    current truth and the per-window verdicts are in the metadata. With distractors
+    (sample metadata ``distractor_entries``) F1 is over the cell entries alone and
+    ``distractors_flagged`` / ``distractor_judgments`` count the distractors flagged;
+    the task then adds the metric ``distractor_flag_rate`` (:data:`DISTRACTOR_METRICS`).
     """
 
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state, DETECTION_STORE_KEY)
         windows = record["windows"]
-        b = detection_breakdown(windows, claims_from_g0(state.metadata["g0"]))
+        meta = state.metadata
+        b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")))
         c = cast(Confusion, b["confusion"])
         thaw = cast(tuple[int, int], b["thaw"])
         freeze = cast(tuple[int, int], b["freeze"])
@@ -89,6 +113,10 @@ def stale_f1() -> Scorer:
             "calls": b["calls"],
             "windows": b["windows"],
         }
+        distractor_ids = {str(d["id"]) for d in meta.get("distractor_entries", [])}
+        if distractor_ids:
+            flagged, judged = distractor_flags(windows, distractor_ids)
+            value |= {"distractors_flagged": flagged, "distractor_judgments": judged}
         return Score(
             value=cast(Any, value),
             answer=f"F1 {c.f1:.3f} (P {c.precision:.3f}, R {c.recall:.3f})",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, Grid, MemoryEntry, Pos, cell_at, entry_id
+from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, Grid, MemoryEntry, Pos, cell_at
 
 from ._audit import AuditResult
 from ._strategies import UnknownEntry
@@ -132,7 +132,7 @@ class Episode:
         died = cell_at(env.grid, env.agent) is Cell.HOLE
         reached = env.agent == instance.goal
         outcome = "death" if died else "success" if reached else "timeout"
-        death_entry = instance.entry(entry_id(env.agent, instance.size)) if died else None
+        death_entry = instance.entry_at(env.agent) if died else None
         return cls(
             outcome=outcome,
             steps=env.steps,

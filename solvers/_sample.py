@@ -18,7 +18,7 @@ probe; unbound, the task's model audits itself."""
 def instance_of(state: TaskState) -> Instance:
     """The sample's instance, rebuilt from its metadata (a pure function of it)."""
     meta = state.metadata
-    return make_instance(int(meta["seed"]), str(meta["regime"]), int(meta["size"]))
+    return make_instance(int(meta["seed"]), str(meta["regime"]), int(meta["size"]), int(meta.get("distractors", 0)))
 
 
 def auditor_model(role: str) -> Model:

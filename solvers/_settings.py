@@ -27,7 +27,16 @@ from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
 from typing import Any, ClassVar, Self
 
-from spatialstale.env import CHANGE_REGIMES, DEFAULT_SIZE, FULL_VIEW, MASTER_SEED, MAX_STEPS, N_DEFAULT_SEEDS
+from spatialstale.env import (
+    CHANGE_REGIMES,
+    DEFAULT_SIZE,
+    DISTRACTOR_BANK_VERSION,
+    FULL_VIEW,
+    MASTER_SEED,
+    MAX_DISTRACTORS,
+    MAX_STEPS,
+    N_DEFAULT_SEEDS,
+)
 from spatialstale.env import default_seeds as derive_seeds
 
 from ._errors import TaskParameterError, reported
@@ -224,6 +233,30 @@ def some_of(valid: Sequence[str]) -> Reader:
 
 def at_least(minimum: int) -> Reader:
     return lambda value, name: integer(value, name, minimum)
+
+
+def distractor_count(value: object, name: str) -> int:
+    """An integer from 0 to the distractor bank's size (distractors are drawn without
+    replacement from ``env/data/distractors``)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DISTRACTORS:
+        raise TaskParameterError(
+            f"{name} must be an integer from 0 to {MAX_DISTRACTORS} (the distractor bank's size); got {value!r}"
+        )
+    return value
+
+
+def distractors_axis() -> Any:
+    """The ``distractors`` axis of detection and navigation (the paper's App. K)."""
+    return axis(
+        0,
+        "K non-spatial memory entries (rules, past episodes, the agent itself), never stale, "
+        "with ids shuffled among the cells'; 0 in the paper",
+        read=distractor_count,
+        in_id=lambda k: f"-d{k}",
+        task_meta=False,  # recorded by the task and its samples only when K > 0: default logs unchanged
+    )
 
 
 # --- axes -------------------------------------------------------------------------------
@@ -466,7 +499,7 @@ class GridSettings:
             if a.task_meta and a.name != "prompt_set":  # the set is recorded with its version and hash, last
                 value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
-        return {**out, **self.prompt_record}
+        return {**out, **self.distractor_record(), **self.prompt_record}
 
     def sample_metadata(self) -> dict[str, object]:
         """What every sample's metadata records of the settings (beside its instance)."""
@@ -489,6 +522,8 @@ class GridSettings:
                 out.append(a.tag(value))
             elif a.task_meta and value != a.value:
                 out.append(f"{a.name}={tag_value(value, a.show)}")
+        if record := self.distractor_record():
+            out.append(f"distractors={record['distractors']}")
         chosen = PROMPT_SETS[self.prompt_set]
         values = {a.name: getattr(self, a.name) for a in axes_of(self)}
         out += [
@@ -497,6 +532,12 @@ class GridSettings:
             if kind in self.prompts and self.prompts[kind] != self.set_prompt(chosen, kind, values)
         ]
         return out
+
+    def distractor_record(self) -> dict[str, object]:
+        """``distractors`` and the bank's version when K > 0 (nothing at the default):
+        with the seed and size they recompute every distractor and every id."""
+        k = getattr(self, "distractors", 0)
+        return {"distractors": k, "distractor_bank": DISTRACTOR_BANK_VERSION} if k else {}
 
     def id_suffix(self) -> str:
         """The sample id's part naming every axis set away from its default (``-unknown-r1``)."""
@@ -511,6 +552,8 @@ class DetectionSettings(GridSettings):
 
     kind: ClassVar[str] = "detection"
     prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
+
+    distractors: int = distractors_axis()
 
 
 @dataclass(frozen=True)
@@ -578,6 +621,7 @@ class NavigationSettings(GridSettings):
         read=at_least(0),
         task_meta=False,  # only LocalVerify's samples record it: the paper's logs stay as they were
     )
+    distractors: int = distractors_axis()
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:

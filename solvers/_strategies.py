@@ -113,6 +113,8 @@ class UnknownEntry(MemoryEntry):
 
     @property
     def line(self) -> str:
+        if not self.is_cell:  # a distractor names no cell
+            return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at})"
         return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at}) at ({self.row},{self.col})"
 
     @classmethod
@@ -277,7 +279,8 @@ class LocalVerify(_Strategy):
     def in_reach(self, agent: Pos) -> list[MemoryEntry]:
         """The entries within ``verify_radius`` of ``agent``, in store order."""
         r = self.context.verify_radius
-        return [e for e in self.memory if max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
+        # a distractor is about no cell, so no cell is near it
+        return [e for e in self.memory if e.is_cell and max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if grid != self.checked_grid:

@@ -59,7 +59,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
 from inspect_ai.util import span, store
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, entry_id, fog, greedy_action
+from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, fog, greedy_action
 
 from ._cost import record_call
 from ._episode import Episode, StepRecord, step_table, take_step
@@ -278,8 +278,7 @@ class ToolRun:
         self.recalled.append(f"({row},{col})")
         if self.view is None:
             return NO_MEMORY_ANSWER
-        wanted = entry_id((row, col), size)
-        entry = next((e for e in self.view if e.id == wanted), None)
+        entry = next((e for e in self.view if e.is_cell and e.pos == (row, col)), None)
         return no_entry_answer(row, col) if entry is None else entry.line
 
     def episode(self) -> ToolEpisode:

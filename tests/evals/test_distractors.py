@@ -1,0 +1,168 @@
+"""``-T distractors=K`` through the real detection and navigation tasks, into tmp log dirs.
+
+K=0 (the default, the paper) leaves ids, prompts, metadata and metrics as they were
+without the parameter. With K, every audit asks about n² + K entries; the observer,
+which reads each entry from the prompt, scores F1 1.0 over the cells and flags no
+distractor, the credulous agent flags nothing, the random agent flags distractors
+(so the metric can fail); OMCD makes ⌈(n² + K)/B⌉ audit calls.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, resolve_sample_attachments
+
+from spatialstale.env import MAX_DISTRACTORS, default_seeds, make_instance
+from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
+from spatialstale.solvers import TaskParameterError
+
+SEEDS = list(default_seeds()[:2])
+SEED_ARG = ",".join(map(str, SEEDS))
+K = 8
+
+
+def run(task: Any, model: str, tmp_path: Path) -> EvalLog:
+    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none", log_realtime=False)
+    assert log.status == "success", log.error
+    assert log.samples
+    return log
+
+
+def metrics(log: EvalLog) -> dict[str, float]:
+    assert log.results
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+
+def prompts(sample: EvalSample) -> list[str]:
+    """The text of each model call's input, in call order."""
+    resolved = resolve_sample_attachments(sample)
+    return ["\n".join(m.text for m in e.input) for e in resolved.events if isinstance(e, ModelEvent)]
+
+
+def test_zero_distractors_is_todays_detection_run(tmp_path: Path) -> None:
+    before = run(detection(seeds=SEED_ARG, regime="L2,L3"), "spatialstale/observer", tmp_path / "a")
+    zero = run(detection(seeds=SEED_ARG, regime="L2,L3", distractors=0), "spatialstale/observer", tmp_path / "b")
+    assert [s.id for s in zero.samples or []] == [s.id for s in before.samples or []]
+    for a, b in zip(before.samples or [], zero.samples or [], strict=True):
+        assert prompts(a) == prompts(b) and prompts(a)
+        assert a.metadata == b.metadata
+        assert a.scores == b.scores
+    assert zero.eval.metadata == before.eval.metadata
+    assert zero.eval.task_version == before.eval.task_version == 2
+    assert list(metrics(zero)) == list(metrics(before))
+    assert not any("distractor" in name for name in metrics(zero))
+
+
+@pytest.mark.parametrize("model", ["spatialstale/observer", "spatialstale/credulous", "spatialstale/random"])
+def test_detection_with_distractors(model: str, tmp_path: Path) -> None:
+    log = run(detection(seeds=SEED_ARG, regime="L2,L3", distractors=K), model, tmp_path)
+    assert sorted(str(s.id) for s in log.samples or []) == sorted(f"{r}-d{K}-s{s}" for r in ("L2", "L3") for s in SEEDS)
+    assert (log.eval.metadata or {})["distractors"] == K
+    score = metrics(log)
+    for sample in log.samples or []:
+        meta = sample.metadata
+        instance = make_instance(meta["seed"], meta["regime"], meta["size"], K)
+        # replayable: the recorded entries and ids are those of (seed, K, bank version)
+        assert meta["distractor_bank"] == "v1" and meta["distractors"] == K
+        assert meta["distractor_entries"] == [
+            {"id": e.id, "topic": e.topic, "text": e.text} for e in instance.distractors
+        ]
+        value = sample.scores["stale_f1"].value  # type: ignore[index]
+        windows = value["windows"]  # type: ignore[index]
+        assert value["calls"] == windows * math.ceil((64 + K) / 10)  # type: ignore[index]
+        assert value["distractor_judgments"] == K * windows  # type: ignore[index]
+        assert value["unanswered"] == value["unknown_ids"] == 0  # type: ignore[index]
+        # every audit lists the distractors among the cells
+        lines = [e.line for e in instance.distractors]
+        assert all(any(line in p for p in prompts(sample)) for line in lines)
+    if model == "spatialstale/observer":
+        assert score["f1_mean"] == 1.0 and score["distractor_flag_rate"] == 0.0
+    elif model == "spatialstale/credulous":
+        assert score["distractor_flag_rate"] == 0.0
+        assert all(s.scores["stale_f1"].value["tp"] + s.scores["stale_f1"].value["fp"] == 0 for s in log.samples or [])  # type: ignore[index]
+    else:
+        assert 0.2 < score["distractor_flag_rate"] < 0.8
+
+
+def test_omcd_audits_every_entry_and_the_view_holds_the_distractors(tmp_path: Path) -> None:
+    task = navigation(seeds=str(SEEDS[0]), strategies="nofilter,omcd,selfverify", episodes=1, distractors=K)
+    log = run(task, "spatialstale/observer", tmp_path)
+    by_strategy = {s.metadata["strategy"]: s for s in log.samples or []}
+    assert sorted(by_strategy) == ["nofilter", "omcd", "selfverify"]
+    assert all(s.id.endswith(f"-d{K}-s{SEEDS[0]}") for s in by_strategy.values())
+    calls = {name: s.scores["episode_outcome"].value["audit_model_calls"] for name, s in by_strategy.items()}  # type: ignore[index]
+    assert calls == {"nofilter": 0, "omcd": math.ceil((64 + K) / 10), "selfverify": 1}
+    instance = make_instance(SEEDS[0], "L2", 8, K)
+    first_step = prompts(by_strategy["nofilter"])[0]
+    assert all(e.line in first_step for e in instance.distractors)
+    # the observer keeps them: nothing in the grid contradicts a rule
+    for name in ("omcd", "selfverify"):
+        later = prompts(by_strategy[name])[-1]
+        assert all(e.line in later for e in instance.distractors)
+        assert by_strategy[name].scores["episode_outcome"].value["success"] == 1  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(-1, "-1"), (MAX_DISTRACTORS + 1, str(MAX_DISTRACTORS + 1)), ("many", "'many'"), (True, "True")],
+)
+def test_a_bad_count_fails_before_any_model_call(value: object, shown: str) -> None:
+    message = f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the distractor bank's size); got {shown}"
+    for task in (detection, navigation):
+        with pytest.raises(TaskParameterError) as error:
+            task(distractors=value)
+        assert str(error.value) == message
+
+
+def test_the_command_line_refuses_a_bad_count_in_one_line(tmp_path: Path) -> None:
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "spatialstale/detection",
+            "--model",
+            "spatialstale/observer",
+            "-T",
+            "distractors=-3",
+            "--log-dir",
+            str(tmp_path),
+            "--display",
+            "none",
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode == 1
+    assert (
+        bad.stderr.strip()
+        == f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the distractor bank's size); got -3"
+    )
+    assert not list_eval_logs(str(tmp_path))
+
+
+def test_the_count_is_read_from_text_as_inspect_passes_it() -> None:
+    task = detection(seeds=SEED_ARG, distractors="5")
+    assert [s.id for s in task.dataset] == [f"L2-d5-s{s}" for s in SEEDS]
+    assert (task.metadata or {})["distractors"] == 5
+
+
+def test_a_flagged_distractor_marked_unknown_names_no_cell(tmp_path: Path) -> None:
+    task = navigation(seeds=SEED_ARG, strategies="omcd", episodes=1, distractors=K, filter="unknown")
+    log = run(task, "spatialstale/random", tmp_path)
+    texts = [p for s in log.samples or [] for p in prompts(s)]
+    assert any("UNKNOWN (flagged stale at step 0)\n" in t for t in texts), "no distractor was flagged: the test is idle"
+    assert not any("(-1," in t for t in texts)
+    assert "distractors=8" in log.eval.tags
