@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ._load import FLAG_CELLS
-from ._navigation_stats import paper_cells, per_seed_rates, table_of
+from ._navigation_stats import MAIN_GRID_SIZE, paper_cells, per_seed_rates, table_of
 from ._stats import adjusted, bootstrap_ci, correlations, paired_wilcoxon
 
 MAIN_BATCH_SIZE = 10
@@ -25,12 +25,16 @@ def _sd(values: pd.Series) -> float:
 
 
 def main_detection(det: pd.DataFrame) -> pd.DataFrame:
-    """The detection rows of the main matrix: B=10 where it was run, else each
-    (model, regime, modality)'s most common batch size."""
+    """The detection rows of the main matrix: n = 8 where it was run, else each
+    (model, regime, modality)'s smallest grid; then B=10 where it was run, else the
+    most common batch size."""
     if det.empty:
         return det
     keep = []
     for _, group in det.groupby(["model", "regime", "modality"]):
+        if "size" in group.columns:  # a frame built by hand may have no grid side
+            n = MAIN_GRID_SIZE if (group["size"] == MAIN_GRID_SIZE).any() else int(group["size"].min())
+            group = group[group["size"] == n]
         sizes = group.batch_size
         b = MAIN_BATCH_SIZE if (sizes == MAIN_BATCH_SIZE).any() else int(sizes.mode().iloc[0])
         keep.append(group[sizes == b])
@@ -160,22 +164,75 @@ def f1_vs_success(det: pd.DataFrame, nav: pd.DataFrame) -> tuple[pd.DataFrame, p
     return pairs, table_of(rows, columns)
 
 
+SWEEP_COLUMNS = (
+    "model",
+    "size",
+    "batch_size",
+    "seeds",
+    "f1_mean",
+    "f1_std",
+    "f1_low",
+    "f1_high",
+    "calls_per_seed",
+    "calls_per_audit",
+)
+
+
 def batch_sweep(det: pd.DataFrame, regime: str = "L1", modality: str = "text") -> pd.DataFrame:
-    """Table 5: per (model, batch size) on ``regime`` ``modality``: F1 and calls per seed."""
+    """Table 5 and App. E: per (model, grid side n, batch size) on ``regime``
+    ``modality``: F1 (mean, std, bootstrap CI over seeds), calls a seed and calls an
+    audit (a seed's calls over its audit windows, ⌈n²/B⌉ on L1)."""
     part = det[(det.regime == regime) & (det.modality == modality)]
     rows = []
-    for (model, b), group in part.groupby(["model", "batch_size"]):
+    for (model, n, b), group in part.groupby(["model", "size", "batch_size"]):
+        low, high = bootstrap_ci(list(group.f1))
+        windows = group.windows.where(group.windows > 0)
         rows.append(
             {
                 "model": model,
+                "size": int(n),
                 "batch_size": int(b),
                 "seeds": len(group),
                 "f1_mean": float(group.f1.mean()),
                 "f1_std": _sd(group.f1),
+                "f1_low": low,
+                "f1_high": high,
                 "calls_per_seed": float(group.calls.mean()),
+                "calls_per_audit": float((group.calls / windows).mean()),
             }
         )
-    return table_of(rows, ("model", "batch_size", "seeds", "f1_mean", "f1_std", "calls_per_seed"))
+    return table_of(rows, SWEEP_COLUMNS)
+
+
+def enough_batch(sweep: pd.DataFrame) -> pd.DataFrame:
+    """App. E's answer, per (model, n): the best B (highest mean F1) and, among the B
+    whose mean F1 lies within the best B's 95 % CI, the one with the fewest calls an
+    audit (the largest B on a tie). Without a CI (one seed) only the best B itself
+    qualifies. Undefined F1 (nan) takes no part."""
+    rows = []
+    for (model, n), group in sweep.dropna(subset=["f1_mean"]).groupby(["model", "size"]):
+        best = group.loc[group.f1_mean.idxmax()]
+        low = best.f1_mean if math.isnan(best.f1_low) else best.f1_low
+        high = best.f1_mean if math.isnan(best.f1_high) else best.f1_high
+        within = group[(group.f1_mean >= low) & (group.f1_mean <= high)]
+        pick = within.sort_values(["calls_per_audit", "batch_size"], ascending=[True, False]).iloc[0]
+        rows.append(
+            {
+                "model": model,
+                "size": int(n),
+                "best_b": int(best.batch_size),
+                "best_f1": float(best.f1_mean),
+                "best_low": float(best.f1_low),
+                "best_high": float(best.f1_high),
+                "best_calls": float(best.calls_per_audit),
+                "b": int(pick.batch_size),
+                "f1": float(pick.f1_mean),
+                "calls": float(pick.calls_per_audit),
+                "candidates": len(group),
+            }
+        )
+    columns = ("model", "size", "best_b", "best_f1", "best_low", "best_high", "best_calls", "b", "f1", "calls")
+    return table_of(rows, (*columns, "candidates"))
 
 
 def stale_ratios(det: pd.DataFrame, nav_meta: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -634,3 +634,64 @@ def fig_safety_cost(cost: pd.DataFrame, path: Path) -> Path | None:
     )
     fig.suptitle("Fig. 12: what safety costs: audit calls per episode against death rate")
     return _save(fig, path)
+
+
+BATCH_DODGE = 0.03
+"""How far apart (in decades of B) Fig. E draws the lines of successive grid sides."""
+SIZE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""One marker per grid side n, in increasing n (colour alone does not tell the lines apart)."""
+
+
+def fig_batch_growth(sweep: pd.DataFrame, path: Path) -> Path | None:
+    """App. E: F1 (mean, 95 % CI bars) vs batch size B on a log axis, a line per grid
+    side n, a panel per model; each point labelled, in its line's colour, with its
+    calls an audit."""
+    data = sweep.dropna(subset=["f1_mean"]) if not sweep.empty else sweep
+    if data.empty:
+        return None
+    models = _models(data)
+    sizes = sorted({int(n) for n in data["size"]})
+    markers = {n: SIZE_MARKERS[i % len(SIZE_MARKERS)] for i, n in enumerate(sizes)}
+    fig, axes = plt.subplots(1, len(models), figsize=(1.5 + 4.6 * len(models), 3.9), sharey=True, squeeze=False)
+    for ax, model in zip(axes[0], models, strict=True):
+        for i, n in enumerate(sizes):
+            part = data[(data.model == model) & (data["size"] == n)].sort_values("batch_size")
+            if part.empty:
+                continue
+            # lines of equal F1 would hide each other: each n a little apart on the log axis
+            x = part.batch_size * 10 ** ((i - (len(sizes) - 1) / 2) * BATCH_DODGE)
+            low = (part.f1_mean - part.f1_low).clip(lower=0).fillna(0)
+            high = (part.f1_high - part.f1_mean).clip(lower=0).fillna(0)
+            drawn = ax.errorbar(
+                x,
+                part.f1_mean,
+                yerr=[low, high],
+                marker=markers[n],
+                capsize=3,
+                label=f"n = {n} ({n * n} entries)",
+            )
+            for artist in (*drawn.lines[:1], *drawn.lines[1], *drawn.lines[2]):
+                artist.set_clip_on(False)  # a marker at F1 = 0 or 1 is drawn whole
+            for b, f1, calls in zip(x, part.f1_mean, part.calls_per_audit, strict=True):
+                below = f1 > 0.5
+                ax.annotate(
+                    f"{calls:.0f}",
+                    (b, f1),
+                    textcoords="offset points",
+                    xytext=(0, -(12 + 9 * i) if below else 8 + 9 * i),
+                    ha="center",
+                    fontsize=6,
+                    color=drawn.lines[0].get_color(),
+                )
+        ax.set_xscale("log")
+        bs = sorted({int(b) for b in data.batch_size})
+        ax.set_xticks(bs, [str(b) for b in bs], fontsize=7)
+        ax.minorticks_off()
+        ax.set_xlabel("batch size B (log scale); numbers: calls an audit")
+        ax.set_title(wrap(short(model), 40), fontsize=9)
+        _unit_axis(ax)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("detection F1 (L1, text)")
+    _legend_right(axes[0][-1], title="grid side")
+    fig.suptitle("Fig. E: how B should grow with n: F1 vs batch size, a line per grid side")
+    return _save(fig, path)

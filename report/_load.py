@@ -37,6 +37,7 @@ import pandas as pd
 from inspect_ai.analysis import ColumnError, EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, EvalSample, EvalSampleSummary, list_eval_logs, read_eval_log
 
+from spatialstale.env import DEFAULT_SIZE
 from spatialstale.scorers import implied_detection
 from spatialstale.solvers import OUTCOMES, SETTINGS, Axis, axes_of
 
@@ -58,10 +59,12 @@ def paper_value(name: str) -> str:
 
 
 KEYS = {
-    "detection": ("model", "regime", "modality", "batch_size", "seed"),
-    "navigation": ("model", "regime", "modality", "strategy", "seed", "epoch"),
-    "perception": ("model", "regime", "modality", "batch_size", "seed"),
+    "detection": ("model", "regime", "modality", "batch_size", "size", "seed"),
+    "navigation": ("model", "regime", "modality", "strategy", "size", "seed", "epoch"),
+    "perception": ("model", "regime", "modality", "batch_size", "size", "seed"),
 }
+"""What makes a row one sample: the grid side ``size`` is among them, so a study run at
+several sizes (``--sizes``) keeps every size's rows."""
 COLUMNS = {
     "detection": [
         *KEYS["detection"],
@@ -84,7 +87,6 @@ COLUMNS = {
         *(f"{cell}_{part}" for cell in FLAG_CELLS for part in ("flagged", "total")),
         "stale_ratio",
         "n_stale",
-        "size",
         "log",
         "sample_id",
     ],
@@ -377,6 +379,7 @@ def _table(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
             "regime": record["metadata_regime"],
             "modality": record["metadata_modality"],
             "batch_size": int(record["metadata_batch_size"]),
+            "size": int(record.get("metadata_size") or DEFAULT_SIZE),
             "seed": int(record["metadata_seed"]),
             "log": record["log"],
             "sample_id": str(record["id"]),
@@ -394,7 +397,6 @@ def _detection_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dic
     meta = _loads(record.get("score_metadata")) or {}
     row["stale_ratio"] = _number(record.get("metadata_stale_ratio"))
     row["n_stale"] = _number(record.get("metadata_n_stale"))
-    row["size"] = int(record.get("metadata_size") or 8)
     for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
         row[key] = _number(value.get(key))
     row.update(undefined_as_nan(row["tp"], row["fp"], row["fn"], row))

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from spatialstale.env import DEFAULT_SIZE
 from spatialstale.solvers import DEFAULT_STRATEGIES, STRATEGIES
 
 from ._load import ENDS, paper_value, row_axes
@@ -55,6 +56,22 @@ CONTRASTS: tuple[tuple[str, str], ...] = (
 )
 """The paper's paired contrasts (A vs B) between memory strategies."""
 CELL = ("model", "regime", "modality")
+
+
+MAIN_GRID_SIZE = DEFAULT_SIZE
+"""The grid side of the paper's main matrix (other sides are ``--sizes``' extra runs)."""
+
+
+def main_grid(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each model's rows at the paper's grid side n = 8 where it ran, else at its
+    smallest, so no table pools grid sides (a frame without ``size`` is returned whole)."""
+    if frame.empty or "size" not in frame.columns:
+        return frame
+    keep = []
+    for _, group in frame.groupby("model", sort=False):
+        n = MAIN_GRID_SIZE if (group["size"] == MAIN_GRID_SIZE).any() else int(group["size"].min())
+        keep.append(group[group["size"] == n])
+    return pd.concat(keep).sort_index()
 
 
 def table_of(rows: list[dict[str, object]], columns: Sequence[str]) -> pd.DataFrame:

@@ -27,7 +27,17 @@ from ._detection_stats import MAIN_BATCH_SIZE
 from ._document import MISSING, VIEWER, Links, pct, render_markdown, to_html
 from ._headline import headline
 from ._load import Results
-from ._navigation_stats import AGENT, FULL_VIEW, PROMPT_AGENT, VIEW, outcome_rates, paper_cells, paper_view, with_axes
+from ._navigation_stats import (
+    AGENT,
+    FULL_VIEW,
+    PROMPT_AGENT,
+    VIEW,
+    main_grid,
+    outcome_rates,
+    paper_cells,
+    paper_view,
+    with_axes,
+)
 from ._prompt_sets import PROMPT_SET_KEY
 from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
@@ -85,6 +95,9 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     sets = _sets(results.detection, results.navigation)
     wording = DEFAULT_PROMPT_SET if DEFAULT_PROMPT_SET in sets or not sets else sets[0]
     every_nav, det = _one_set(results.navigation, wording), _one_set(results.detection, wording)
+    # navigation at n = 8 (a study at several sides, --sizes, is otherwise pooled); detection
+    # keeps every side for App. E, its other tables read n = 8 (main_detection)
+    every_nav = main_grid(every_nav)
     # the paper's tables and figures: full view and the per-step prompt navigator (filter
     # modes side by side); fog and the tool-calling navigator have their own sections
     nav = paper_view(every_nav) if not every_nav.empty else every_nav

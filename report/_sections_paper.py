@@ -25,6 +25,7 @@ from ._detection_stats import (
     MAIN_BATCH_SIZE,
     batch_sweep,
     detection_summary,
+    enough_batch,
     f1_vs_success,
     flag_rates,
     main_detection,
@@ -50,7 +51,15 @@ from ._document import (
 )
 from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
-from ._navigation_stats import FILTER, PAPER_FILTER, strategy_label, strategy_order, strategy_tests, with_axes
+from ._navigation_stats import (
+    FILTER,
+    MAIN_GRID_SIZE,
+    PAPER_FILTER,
+    strategy_label,
+    strategy_order,
+    strategy_tests,
+    with_axes,
+)
 from ._stats import ALPHA
 
 MODALITIES = ("text", "vision")
@@ -416,6 +425,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         ),
         "sweep": _sweep(det, models, links),
         "paper_b10": paper.BATCH_F1_B10,
+        **_growth(det, models, links, out),
     }
 
 
@@ -450,24 +460,39 @@ def _corr(value: float, p: float) -> str:
     return "undefined" if math.isnan(value) else f"{value:+.3f} ({pvalue(p)})"
 
 
+def _sweep_grid(sweep: pd.DataFrame, model: str) -> list[tuple[int, int]]:
+    """The (n, B) rows of ``model``'s Table 5: at each grid side it ran (n = 8 when
+    none), the paper's B in {1, 5, 10, 20} (``missing`` where absent) and every other
+    B it logged (the study's sweep adds B = n²/64 x (5, 10, 20) beyond n = 8)."""
+    own = sweep[sweep.model == model] if not sweep.empty else sweep
+    sizes = sorted({int(n) for n in own["size"]}) or [MAIN_GRID_SIZE]
+    grid: list[tuple[int, int]] = []
+    for n in sizes:
+        logged = {int(b) for b in own[own["size"] == n].batch_size}
+        grid.extend((n, b) for b in sorted(logged | set(SWEEP)))
+    return grid
+
+
 def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
-    """Table 5: F1 and calls against the batch size (L1, text), and the paper's deltas."""
+    """Table 5: F1 and calls against the batch size (L1, text) at each grid side n,
+    and the paper's deltas (n = 8)."""
     sweep = batch_sweep(det)
     rows = []
     for model in models:
         sweep_model = paper.paper_model(model)
-        base = first_row(sweep, model=model, batch_size=MAIN_BATCH_SIZE)
-        for b in SWEEP:
-            r = first_row(sweep, model=model, batch_size=b)
+        for n, b in _sweep_grid(sweep, model):
+            base = first_row(sweep, model=model, size=n, batch_size=MAIN_BATCH_SIZE)
+            r = first_row(sweep, model=model, size=n, batch_size=b)
             if r is None:
-                rows.append([name(model), str(b), "0", MISSING, MISSING, "", ""])
+                rows.append([name(model), str(n), str(b), "0", MISSING, MISSING, "", ""])
                 continue
             delta = math.nan if base is None else r.f1_mean - base.f1_mean
-            ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" else None
-            log = log_of(det, model=model, regime="L1", modality="text", batch_size=b)
+            ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" and n == MAIN_GRID_SIZE else None
+            log = log_of(det, model=model, regime="L1", modality="text", size=n, batch_size=b)
             rows.append(
                 [
                     name(model),
+                    str(n),
                     str(b),
                     str(r.seeds),
                     link(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", links.href(log)),
@@ -476,4 +501,51 @@ def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
                     "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
                 ]
             )
-    return Table(["model", "B", "seeds", "F1 mean ± std", "calls a seed", "F1 - F1(B=10)", "paper F1 - F1(B=10)"], rows)
+    header = ["model", "n", "B", "seeds", "F1 mean ± std", "calls a seed", "F1 - F1(B=10)", "paper F1 - F1(B=10)"]
+    return Table(header, rows)
+
+
+def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> dict[str, Any]:
+    """App. E, how B should grow with n: F1 [95 % CI] and calls an audit per (n, B),
+    Fig. E (F1 vs B, a line per n) and, per (model, n), the B that kept F1 within the
+    CI of the best B with the fewest calls."""
+    sweep = batch_sweep(det)
+    rows = []
+    for model in models:
+        for _, r in sweep[sweep.model == model].sort_values(["size", "batch_size"]).iterrows():
+            log = log_of(det, model=model, regime="L1", modality="text", size=r["size"], batch_size=r.batch_size)
+            rows.append(
+                [
+                    name(model),
+                    str(r["size"]),
+                    str(r.batch_size),
+                    str(r.seeds),
+                    link(f"{num(r.f1_mean)} [{num(r.f1_low)}, {num(r.f1_high)}]", links.href(log)),
+                    num(r.calls_per_audit, 1),
+                ]
+            )
+    answers = []
+    for _, a in enough_batch(sweep).iterrows():
+        who = f"{name(a.model)}, " if len(models) > 1 else ""
+        ci = "" if math.isnan(a.best_low) else f" [{num(a.best_low)}, {num(a.best_high)}]"
+        if a.b == a.best_b:
+            answers.append(
+                f"{who}n = {a['size']}: B = {a.b} (F1 {num(a.f1)}{ci}, {num(a.calls, 1)} calls an audit) is both "
+                f"the best of the {a.candidates} B run and the cheapest within its CI."
+            )
+        else:
+            answers.append(
+                f"{who}n = {a['size']}: B = {a.b} kept F1 ({num(a.f1)}) within the 95 % CI of the best B = "
+                f"{a.best_b} ({num(a.best_f1)}{ci}) with {num(a.calls, 1)} calls an audit instead of "
+                f"{num(a.best_calls, 1)}."
+            )
+    figure = figures.fig_batch_growth(sweep, out / "figE_batch_growth.png")
+    return {
+        "growth": Table(["model", "n", "B", "seeds", "F1 [95 % CI]", "calls an audit"], rows),
+        "growth_answers": answers,
+        "figE": Figure(
+            figure,
+            "Fig. E: detection F1 (mean over seeds, 95 % CI bars) vs batch size B (log scale), a line per grid "
+            "side n; L1, text",
+        ),
+    }

@@ -69,6 +69,25 @@ def _seeds(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"seeds must be integers; got {value!r}") from None
 
 
+def _sizes(items: Sequence[str] | None) -> list[int] | None:
+    """``--sizes``: grid sides from 4 to the study's largest (ValueError, one line, otherwise)."""
+    from ._matrix import MAX_STUDY_SIZE
+
+    if items is None:
+        return None
+    valid = f"--sizes must be integers from 4 to {MAX_STUDY_SIZE}, comma-separated (e.g. 8,16,32)"
+    out = []
+    for item in items:
+        try:
+            n = int(item)
+        except ValueError:
+            raise ValueError(f"{valid}; got {item!r}") from None
+        if not 4 <= n <= MAX_STUDY_SIZE:
+            raise ValueError(f"{valid}; got {n}")
+        out.append(n)
+    return out
+
+
 def _positive(value: str) -> int:
     try:
         number = int(value)
@@ -120,7 +139,7 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, N_DEFAULT_SEEDS
     from spatialstale.solvers import DETECTION, NAVIGATION
 
-    from ._matrix import STUDY_MODALITIES
+    from ._matrix import MAX_STUDY_SIZE, STUDY_MODALITIES
     from ._options import add_model_options
 
     study.add_argument("--model", action="append", required=True, help="a model to study (repeat for several)")
@@ -147,9 +166,21 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     study.add_argument("--master-seed", type=int, default=MASTER_SEED, help=f"default: {MASTER_SEED}")
     study.add_argument("--episodes", type=_positive, default=NAVIGATION.episodes, help="navigation epochs per sample")
     study.add_argument("--batch-size", type=_positive, default=DETECTION.batch_size, help="audit batch size (10)")
-    study.add_argument("--batch-sweep", action="store_true", help="add detection L1 text at B = 1, 5, 10, 20")
+    study.add_argument(
+        "--batch-sweep",
+        action="store_true",
+        help="add detection L1 text at B = 1, 5, 10, 20 and, for each grid side n, at B = n²/64 x (5, 10, 20) "
+        "(the same 13, 7, 4 calls an audit as at n = 8): n=16 adds 40, 80; n=32 adds 80, 160, 320",
+    )
     study.add_argument("--max-steps", type=_positive, default=NAVIGATION.max_steps, help="navigation step budget")
-    study.add_argument("--size", type=_positive, default=DETECTION.size, help="grid side (8)")
+    grids = study.add_mutually_exclusive_group()
+    grids.add_argument("--size", type=_positive, default=DETECTION.size, help="grid side (8)")
+    grids.add_argument(
+        "--sizes",
+        type=_names,
+        help=f"several grid sides, comma-separated (e.g. 8,16,32; each from 4 to {MAX_STUDY_SIZE}): the whole "
+        "matrix, and the batch sweep, once per side (default: --size)",
+    )
     study.add_argument("--auditor", help="model for the auditor role (default: each model audits itself)")
     study.add_argument("--no-detection", action="store_true", help="skip the detection tasks")
     study.add_argument("--no-navigation", action="store_true", help="skip the navigation tasks")
@@ -221,6 +252,7 @@ def _study_from(args: argparse.Namespace) -> Study:
         batch_size=args.batch_size,
         batch_sweep=args.batch_sweep,
         size=args.size,
+        sizes=_sizes(args.sizes),
         detection_on=not args.no_detection,
         navigation_on=not args.no_navigation,
         axes={name: _read(axis, getattr(args, name)) for name, axis in _beyond_paper().items()},

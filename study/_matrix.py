@@ -6,7 +6,9 @@ navigation over regimes x strategies, one strategy a task (so each navigation lo
 headline metric, ``success``, is one strategy's success rate, never a pool of
 strategies; the sample ids, ``L2-omcd-s4810``, pair the strategies across logs), and
 with the batch sweep
-detection on L1 text at B in {1, 5, 10, 20} (App. E). Every axis beyond the paper's
+detection on L1 text at B in {1, 5, 10, 20} (App. E), and with several grid sizes
+(``sizes``) the whole matrix once per size, the sweep at B values that grow with n²
+(:func:`sweep_batch_sizes`). Every axis beyond the paper's
 protocol (each settings field with a ``title``: prompt set, filter mode, view radius,
 navigator, ...) multiplies the cells of the task kinds that have it, one cell per
 value; a value at its default is not passed to the task, so a study without those
@@ -45,6 +47,8 @@ TASKS: dict[str, Callable[..., Task]] = {"detection": detection, "navigation": n
 """The task of each kind a study runs."""
 
 SWEEP_BATCH_SIZES = (1, 5, 10, 20)
+SWEEP_SCALED = (5, 10, 20)
+"""The paper's sweep at n = 8 (64 entries): B values scaled by n²/64 keep ⌈n²/B⌉ at 13, 7, 4."""
 SWEEP_REGIME = "L1"
 SWEEP_MODALITY = "text"
 MAX_STUDY_SIZE = 64
@@ -54,6 +58,21 @@ STUDY_MODALITIES = ("text", "vision")
 
 PASSED_ALWAYS = ("regime", "modality", "strategies", "batch_size", "seeds", "size", "max_steps", "episodes")
 """The task arguments a study always passes: the cell's place in the paper's matrix."""
+
+
+def sweep_batch_sizes(size: int) -> tuple[int, ...]:
+    """The batch sizes of App. E's sweep at grid side ``size`` (n² memory entries).
+
+    The paper's B in {1, 5, 10, 20} (so every n shares the absolute values) plus
+    n²/64 x {5, 10, 20}, rounded and at most n², which keep the calls an audit,
+    ⌈n²/B⌉, at the paper's 13, 7 and 4 whatever n: n = 8 gives {1, 5, 10, 20},
+    n = 16 {1, 5, 10, 20, 40, 80}, n = 32 {1, 5, 10, 20, 80, 160, 320}. Whether F1
+    holds at constant B (cost growing with n²) or at constant calls (B growing
+    with n²) is the open question of App. E.
+    """
+    entries = size * size
+    scaled = (max(1, min(entries, round(entries * b / 64))) for b in SWEEP_SCALED)
+    return tuple(sorted({*(min(b, entries) for b in SWEEP_BATCH_SIZES), *scaled}))
 
 
 def beyond_paper(kind: str) -> tuple[Axis, ...]:
@@ -116,13 +135,16 @@ class TaskSpec:
     def base_name(self) -> str:
         """The cell without its axes beyond the paper: ``detection L1 text B=10``,
         ``navigation L2 text omcd``."""
+        # the grid side shows only away from the paper's n = 8, so paper cells keep their names
+        n = "" if self.settings.size == DETECTION.size else f" n={self.settings.size}"
         if self.kind == "detection":
-            return f"detection {self.regime} {self.settings.modality} B={self.settings.batch_size}"
-        return f"navigation {self.regime} {self.settings.modality} {'+'.join(self.strategies)}"
+            return f"detection {self.regime} {self.settings.modality} B={self.settings.batch_size}{n}"
+        return f"navigation {self.regime} {self.settings.modality} {'+'.join(self.strategies)}{n}"
 
     @property
     def name(self) -> str:
-        """A short label: ``detection L1 text B=10`` or ``navigation L2 text omcd filter=unknown agent=tools``."""
+        """A short label: ``detection L1 text B=10`` (``... B=10 n=16`` on a 16x16 grid) or
+        ``navigation L2 text omcd filter=unknown agent=tools``."""
         changed = [
             f"{a.name}={a.show(getattr(self.settings, a.name))}"
             for a in beyond_paper(self.kind)
@@ -256,6 +278,7 @@ def study_tasks(
     batch_size: int = NAVIGATION.batch_size,
     batch_sweep: bool = False,
     size: int = NAVIGATION.size,
+    sizes: Sequence[int] | None = None,
     detection_on: bool = True,
     navigation_on: bool = True,
     axes: Mapping[str, Sequence[Any]] | None = None,
@@ -263,11 +286,13 @@ def study_tasks(
     """The paper's matrix, once per combination of the values of ``axes``.
 
     Detection runs over regimes x modalities (and with ``batch_sweep`` on L1 text at
-    B in {1, 5, 10, 20}, App. E, under the default values of ``axes`` only);
+    :func:`sweep_batch_sizes`, B in {1, 5, 10, 20} at n = 8, App. E, under the default
+    values of ``axes`` only);
     navigation over regimes x strategies, one strategy a task, ``episodes`` epochs. ``axes``
     maps an axis beyond the paper (``prompt_set``, ``filter``, ``view_radius``,
     ``agent``, ...) to the values to run, canonical; each task kind runs once per
-    combination of the values of its own axes (default: the paper's value alone). A
+    combination of the values of its own axes (default: the paper's value alone).
+    ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side. A
     filter mode other than ``delete`` runs only the strategies it changes
     (``FILTERING``): NoMemory and NoFilter would repeat their ``delete`` runs.
 
@@ -279,11 +304,52 @@ def study_tasks(
     for name, given in axes.items():
         if not given:
             raise ValueError(f"a study needs at least one value of {name}")
-    if not 4 <= size <= MAX_STUDY_SIZE:
-        # a navigation prompt of a 128x128 grid holds ~260k tokens, beyond any context window
-        raise ValueError(f"size must be from 4 to {MAX_STUDY_SIZE}; got {size}")
+    grids = tuple(dict.fromkeys(sizes)) if sizes else (size,)
+    for n in grids:
+        if not 4 <= n <= MAX_STUDY_SIZE:
+            # a navigation prompt of a 128x128 grid holds ~260k tokens, beyond any context window
+            raise ValueError(f"size must be from 4 to {MAX_STUDY_SIZE}; got {n}")
     if not seeds:
         raise ValueError("a study needs at least one seed")
+    specs: list[TaskSpec] = []
+    for n in grids:
+        specs.extend(
+            _matrix(
+                seeds=seeds,
+                regimes=regimes,
+                modalities=modalities,
+                strategies=strategies,
+                navigation_modality=navigation_modality,
+                episodes=episodes,
+                max_steps=max_steps,
+                batch_size=batch_size,
+                batch_sweep=batch_sweep,
+                size=n,
+                detection_on=detection_on,
+                navigation_on=navigation_on,
+                axes=axes,
+            )
+        )
+    return tuple(specs)
+
+
+def _matrix(
+    *,
+    seeds: Sequence[int],
+    regimes: Sequence[str],
+    modalities: Sequence[str],
+    strategies: Sequence[str],
+    navigation_modality: str,
+    episodes: int,
+    max_steps: int,
+    batch_size: int,
+    batch_sweep: bool,
+    size: int,
+    detection_on: bool,
+    navigation_on: bool,
+    axes: Mapping[str, Sequence[Any]],
+) -> list[TaskSpec]:
+    """The paper's matrix at one grid side (see :func:`study_tasks`)."""
     specs: list[TaskSpec] = []
     common = {"seeds": tuple(seeds), "size": size, "batch_size": batch_size}
     if detection_on:
@@ -292,7 +358,7 @@ def study_tasks(
                 for regime in regimes:
                     specs.append(_spec("detection", regime=regime, modality=modality, **common, **values))
         if batch_sweep:
-            for b in SWEEP_BATCH_SIZES:
+            for b in sweep_batch_sizes(size):
                 spec = _spec("detection", regime=SWEEP_REGIME, modality=SWEEP_MODALITY, **{**common, "batch_size": b})
                 if spec not in specs:
                     specs.append(spec)
@@ -321,7 +387,7 @@ def study_tasks(
                             **values,
                         )
                     )
-    return tuple(specs)
+    return specs
 
 
 def _combinations(kind: str, axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:

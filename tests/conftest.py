@@ -87,3 +87,15 @@ def l2_study(shared: Shared) -> Path:
     """L2 alone, text, one seed."""
     tasks = study_tasks(seeds=SEEDS[:1], regimes=["L2"], modalities=["text"], episodes=1)
     return shared("l2", lambda path: _run_study(Study(MODELS, tasks, log_dir=str(path))))
+
+
+GROWTH_TASKS = study_tasks(
+    seeds=SEEDS, regimes=["L1"], modalities=["text"], batch_sweep=True, sizes=[8, 16], navigation_on=False
+)
+
+
+@pytest.fixture(scope="session")
+def growth_study(shared: Shared) -> Path:
+    """App. E's sweep at two grid sides: detection on L1 text, n = 8 at B = 1, 5, 10, 20,
+    n = 16 at B = 1, 5, 10, 20, 40, 80 (two seeds)."""
+    return shared("growth", lambda path: _run_study(Study(MODELS, GROWTH_TASKS, log_dir=str(path))))
