@@ -166,3 +166,17 @@ def test_a_flagged_distractor_marked_unknown_names_no_cell(tmp_path: Path) -> No
     assert any("UNKNOWN (flagged stale at step 0)\n" in t for t in texts), "no distractor was flagged: the test is idle"
     assert not any("(-1," in t for t in texts)
     assert "distractors=8" in log.eval.tags
+
+
+def test_zero_distractors_leaves_the_navigation_samples_as_they_were() -> None:
+    before = navigation(seeds=SEED_ARG, regime="L2,L3")
+    zero = navigation(seeds=SEED_ARG, regime="L2,L3", distractors=0)
+    assert [(s.id, s.input, s.metadata) for s in zero.dataset] == [(s.id, s.input, s.metadata) for s in before.dataset]
+    assert zero.metadata == before.metadata and zero.tags == before.tags
+
+
+@pytest.mark.parametrize(("k", "batch"), [(5, 7), (20, 4)])
+def test_an_omcd_audit_is_one_call_per_batch_of_all_entries(k: int, batch: int, tmp_path: Path) -> None:
+    task = navigation(seeds=str(SEEDS[1]), strategies="omcd", episodes=1, distractors=k, batch_size=batch)
+    [sample] = run(task, "spatialstale/observer", tmp_path).samples or []
+    assert sample.scores["episode_outcome"].value["audit_model_calls"] == math.ceil((64 + k) / batch)  # type: ignore[index]
