@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from spatialstale.env import MAX_DISTRACTORS, Cell, default_seeds, distractor_bank, make_instance
@@ -92,3 +94,17 @@ def test_a_distractor_round_trips_through_json() -> None:
 def test_a_bad_count_is_refused(k: object) -> None:
     with pytest.raises(ValueError, match=f"distractors must be an integer from 0 to {MAX_DISTRACTORS}"):
         make_instance(SEEDS[0], "L2", 8, k)  # type: ignore[arg-type]
+
+
+def test_an_edited_bank_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from spatialstale.env import _distractors
+
+    for name in ("v1.jsonl", "SHA256SUMS"):
+        shutil.copy(BANK_DIR / name, tmp_path / name)
+    monkeypatch.setattr(_distractors, "BANK_DIR", tmp_path)
+    assert _distractors.distractor_bank.__wrapped__("v1") == distractor_bank()
+    (tmp_path / "v1.jsonl").write_text((BANK_DIR / "v1.jsonl").read_text().replace("hole", "pit", 1))
+    with pytest.raises(RuntimeError, match="SHA-256 differs"):
+        _distractors.distractor_bank.__wrapped__("v1")
