@@ -4,6 +4,11 @@ Everything an agent knows comes from here: the call kind (the marker on the syst
 prompt's first line), the memory entries listed in the prompt, the observed grid (the
 ``(r,c)=X`` listing, or the PNG when only an image is given), the agent's position and
 the goal. Nothing reads the instance behind the prompt.
+
+Under ``-T memory=crops`` the audit's memory entries are pictures: each an id line
+(``[mem_044]``) and then its crop. A crop's claim is read from its pixels: the centre
+cell's type from its colour, its cell from the ``(r,c)`` label drawn in it, matched
+against the labels Pillow's built-in bitmap font draws (the renderer's font).
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
 
 from spatialstale.env import (
     CELL_PX,
@@ -30,6 +36,8 @@ from spatialstale.env import (
     HOLES_NOTE,
     Grid,
     Pos,
+    crop_centre,
+    crop_label_box,
     probe_pixel,
 )
 from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, PERCEPTION_MARKER, SELFVERIFY_MARKER
@@ -87,6 +95,8 @@ class MemoryClaim:
     claim: str
     """``"SAFE"`` or ``"DANGER"``."""
     pos: Pos
+    pictured: bool = False
+    """True when the claim was read from a crop's pixels (``-T memory=crops``)."""
 
     @property
     def hazard(self) -> int:
@@ -125,19 +135,77 @@ class Perception:
         return self.grid[pos[0]][pos[1]]
 
 
-def _texts_and_images(messages: Sequence[ChatMessage]) -> tuple[list[str], list[str]]:
+_CROP_ID = re.compile(r"^\s*\[(mem_\d+)\]\s*$", re.IGNORECASE)
+"""The text part before a memory crop: its id alone."""
+
+
+def _texts_and_images(messages: Sequence[ChatMessage]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """The text parts, the images of the grid and the memory crops (id, image): an
+    image right after a text part holding only an id is that entry's crop."""
     texts: list[str] = []
     images: list[str] = []
+    crops: list[tuple[str, str]] = []
     for message in messages:
         if isinstance(message.content, str):
             texts.append(message.content)
             continue
+        before: str | None = None
         for part in message.content:
             if isinstance(part, ContentText):
                 texts.append(part.text)
-            elif isinstance(part, ContentImage):
-                images.append(part.image)
-    return texts, images
+                before = part.text
+                continue
+            if isinstance(part, ContentImage):
+                named = _CROP_ID.match(before or "")
+                if named is not None:
+                    crops.append((named.group(1).lower(), part.image))
+                else:
+                    images.append(part.image)
+            before = None
+    return texts, images, crops
+
+
+_LABEL_HEIGHT = 11
+"""Rows of a ``(r,c)`` label in Pillow's built-in bitmap font."""
+
+
+@lru_cache(maxsize=8)
+def _label_cells(size: int) -> tuple[int, dict[bytes, Pos]]:
+    """The width of the widest ``(r,c)`` label of a grid of ``size``, and each label's
+    glyph mask (as bytes) at that width, to the cell it names."""
+    font = ImageFont.load_default_imagefont()
+    width = 6 * len(f"({size - 1},{size - 1})")
+    out: dict[bytes, Pos] = {}
+    for r in range(size):
+        for c in range(size):
+            mask = Image.new("L", (width, _LABEL_HEIGHT), 0)
+            ImageDraw.Draw(mask).text((0, 0), f"({r},{c})", fill=255, font=font)
+            out[(np.asarray(mask) > 0).tobytes()] = (r, c)
+    return width, out
+
+
+_LABEL_COLOURS = np.array([(0x00, 0x00, 0x00), (0xFF, 0xFF, 0xFF)], dtype=np.int16)
+
+
+def read_crop(memory_id: str, image: Image.Image, size: int) -> MemoryClaim | None:
+    """The claim of a memory crop: its centre cell's remembered type (the colour at
+    ``crop_centre``) and its cell (the ``(r,c)`` label drawn in it); None when either
+    cannot be read."""
+    x, y = crop_centre()
+    lx, ly = crop_label_box()
+    width, labels = _label_cells(size)
+    if image.width < lx + width or image.height < max(y, ly + _LABEL_HEIGHT) + 1:
+        return None
+    pixel = image.getpixel((x, y))
+    if not isinstance(pixel, tuple):
+        return None
+    cell = min(COLOURS, key=lambda name: sum((a - int(b)) ** 2 for a, b in zip(COLOURS[name], pixel, strict=True)))
+    region = np.asarray(image, dtype=np.int16)[ly : ly + _LABEL_HEIGHT, lx : lx + width, :3]
+    ink = (region[:, :, None, :] == _LABEL_COLOURS[None, None, :, :]).all(axis=3).any(axis=2)
+    pos = labels.get(ink.tobytes())
+    if pos is None:
+        return None
+    return MemoryClaim(memory_id, "DANGER" if cell == "H" else "SAFE", pos, pictured=True)
 
 
 def call_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
@@ -285,6 +353,18 @@ def _last_pos(pattern: re.Pattern[str], text: str) -> Pos | None:
     return (int(matches[-1].group(1)), int(matches[-1].group(2)))
 
 
+def _read_crops(crops: Sequence[tuple[str, str]], size: int) -> tuple[tuple[MemoryClaim, ...], str | None]:
+    """The claims of the memory crops, and the id of the first that could not be read."""
+    claims: list[MemoryClaim] = []
+    for memory_id, image in crops:
+        decoded = decode_image(image)
+        claim = read_crop(memory_id, decoded, size) if decoded is not None and 0 < size <= MAX_SIZE else None
+        if claim is None:
+            return tuple(claims), memory_id
+        claims.append(claim)
+    return tuple(claims), None
+
+
 def perceive(messages: Sequence[ChatMessage]) -> Perception:
     """Everything the prompt shows: call kind, memory (and the cells it marks
     UNKNOWN), grid, agent position, goal.
@@ -293,7 +373,7 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     agent's position comes from the navigation prompt's ``Position:`` line, else the
     listing's ``Agent at`` line, else the red triangle.
     """
-    texts, images = _texts_and_images(messages)
+    texts, images, crops = _texts_and_images(messages)
     text = "\n".join(texts)
     kind = call_kind(messages)
     memory = read_memory(text)
@@ -326,6 +406,10 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     goal = _last_pos(_GOAL, text)
     if goal is None and grid is not None:
         goal = (len(grid) - 1, len(grid) - 1)
+    if crops:
+        pictured, unread = _read_crops(crops, size_hint or (len(grid) if grid else 0))
+        memory += pictured
+        problem = problem or (f"the picture of {unread} could not be read" if unread else None)
     cells = tuple(dict.fromkeys((int(m.group(1)), int(m.group(2))) for m in _ASKED_CELL.finditer(text)))
     return Perception(
         kind=kind,
@@ -337,5 +421,5 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         problem=problem,
         cells=cells,
         unknown=read_unknown(text),
-        notes=read_notes(text),
+        notes=tuple(mid for mid in read_notes(text) if mid not in dict(crops)),
     )

@@ -208,7 +208,7 @@ class BeliefAgent:
         if seen.kind is None:
             return not_understood("it is not a SpatialSTALE audit, self-check, perception or navigation prompt")
         grid = believed_grid(seen, trust_memory=self.trust_memory)
-        if grid is None or seen.grid is None:
+        if grid is None or seen.grid is None or seen.problem is not None:
             return not_understood(seen.problem or "the prompt shows no grid")
         # the observer answers what it sees; a cell it cannot see it leaves unjudged
         judged = grid if self.trust_memory else seen.grid
@@ -249,12 +249,15 @@ class ColourBlindAgent:
 
     Holes are near-black and ice light blue, so no real eye confuses them; the agent
     is a deliberately broken reader that the perception probe must catch: hole recall
-    0 from the image, 1 from the text listing (which wins when both are shown).
+    0 from the image, 1 from the text listing (which wins when both are shown). A
+    memory crop (``-T memory=crops``) is an image too: a remembered hole reads as ice.
     """
 
     def answer(self, seen: Perception, rng: random.Random) -> str:
         if seen.source == "image" and seen.grid is not None:
             seen = replace(seen, grid=tuple(row.replace("H", "F") for row in seen.grid))
+        if any(entry.pictured for entry in seen.memory):
+            seen = replace(seen, memory=tuple(replace(e, claim="SAFE") if e.pictured else e for e in seen.memory))
         return OBSERVER.answer(seen, rng)
 
 

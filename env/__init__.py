@@ -5,6 +5,7 @@ Pure and seedable; nothing here imports Inspect or knows about models.
 
 import gymnasium
 
+from ._crops import entry_crop
 from ._data import DATA_VERSION, load_instances
 from ._distractors import BANK_VERSION as DISTRACTOR_BANK_VERSION
 from ._distractors import MAX_DISTRACTORS, distractor_bank
@@ -37,9 +38,17 @@ from ._regimes import CHANGE_REGIMES, REGIMES
 from ._render import (
     CELL_PX,
     COLOURS,
+    CROP_CELLS,
+    CROP_STRIP_PX,
     FOG_COLOUR,
     FOG_HOLES_NOTE,
     HOLES_NOTE,
+    OUTLINE_COLOUR,
+    PAD_COLOUR,
+    crop_centre,
+    crop_image,
+    crop_label_box,
+    crop_png,
     holes_observation,
     probe_pixel,
     render_image,
@@ -58,6 +67,8 @@ __all__ = [
     "CELL_PX",
     "CHANGE_REGIMES",
     "COLOURS",
+    "CROP_CELLS",
+    "CROP_STRIP_PX",
     "DATA_VERSION",
     "DEFAULT_SIZE",
     "DISTRACTOR_BANK_VERSION",
@@ -71,6 +82,8 @@ __all__ = [
     "MAX_DISTRACTORS",
     "MAX_STEPS",
     "N_DEFAULT_SEEDS",
+    "OUTLINE_COLOUR",
+    "PAD_COLOUR",
     "REGIMES",
     "Action",
     "Cell",
@@ -84,8 +97,13 @@ __all__ = [
     "apply_changes",
     "cell_at",
     "changed_cells",
+    "crop_centre",
+    "crop_image",
+    "crop_label_box",
+    "crop_png",
     "default_seeds",
     "distractor_bank",
+    "entry_crop",
     "entry_id",
     "fog",
     "fog_note",

@@ -34,6 +34,7 @@ def detection(
     observation: str = D.observation,
     prompt_set: str = D.prompt_set,
     distractors: int = D.distractors,
+    memory: str = D.memory,
     **unknown: object,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
@@ -71,6 +72,10 @@ def detection(
             F1 stays over the cell entries, the audit asks about all n² + K, and the
             metric ``distractor_flag_rate`` (added only when K > 0) is the share of
             distractors flagged.
+        memory: ``text`` (each entry's claim, the paper) or ``crops``: each entry is
+            shown as its id and a picture of its cell's 3x3 neighbourhood as
+            remembered, to compare with the current image (needs ``modality`` vision
+            or both, and no distractors). Same batches, answers and scores.
         **unknown: any other ``-T`` name fails before any model call, naming the
             valid ones (Inspect would otherwise only warn and run without it).
 
@@ -86,6 +91,7 @@ def detection(
             audit_prompt=settings.prompts["audit"],
             structured=settings.structured,
             observation=settings.observation,
+            memory=settings.memory,
         ),
         scorer=stale_f1(),
         # distractor_flag_rate only with distractors: the default log keeps its metrics

@@ -24,8 +24,10 @@ from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
+    MEMORIES,
     MODALITIES,
     OBSERVATIONS,
+    Pictures,
     Sight,
 )
 from ._sample import AUDITOR_ROLE
@@ -71,6 +73,7 @@ __all__ = [
     "FILTERING",
     "FILTERS",
     "GRID",
+    "MEMORIES",
     "MODALITIES",
     "NAVIGATION",
     "NAVIGATORS",
@@ -92,6 +95,7 @@ __all__ = [
     "MemoryStrategy",
     "NavigationSettings",
     "PerceptionSettings",
+    "Pictures",
     "PromptSet",
     "SelfVerifyParse",
     "Sight",

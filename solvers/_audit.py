@@ -23,6 +23,7 @@ from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
 from ._cost import record_call
 from ._prompts import (
+    Pictures,
     Sight,
     answer_config,
     audit_messages,
@@ -170,6 +171,7 @@ async def batched_audit(
     structured: bool = False,
     tally: AuditTally | None = None,
     truth: Truth | None = None,
+    pictures: Pictures | None = None,
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
@@ -178,7 +180,7 @@ async def batched_audit(
     to keep the answered batches when a sample limit interrupts the audit, and the
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
     false alarms and correct keeps and naming the entries judged wrong; it changes no
-    judgment.
+    judgment. With ``pictures`` (``-T memory=crops``) each entry is shown as its crop.
     """
     tally = tally if tally is not None else AuditTally(step, entries)
     results: Counter[str] = Counter()
@@ -218,7 +220,7 @@ async def batched_audit(
         model,
         batches_of(entries, batch_size),
         kind="audit",
-        messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt),
+        messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt, pictures),
         config=lambda batch: answer_config(audit_schema(_ids(batch)), structured, model),
         read=lambda text, batch: parse_audit(text, _ids(batch)),
         keep=keep,

@@ -10,7 +10,7 @@ from inspect_ai.solver import Solver, solver
 from spatialstale.env import Grid, Instance
 
 from ._audit import AuditTally, Truth, batched_audit
-from ._prompts import DEFAULT_AUDIT_PROMPT, Sight
+from ._prompts import DEFAULT_AUDIT_PROMPT, Pictures, Sight
 from ._sample import AUDITOR_ROLE
 from ._settings import DETECTION
 from ._windows import Window, window_solve
@@ -37,6 +37,7 @@ def detect(
     audit_model_role: str = AUDITOR_ROLE,
     structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
+    memory: str = DETECTION.memory,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -48,6 +49,8 @@ def detect(
         structured: send a response schema with every audit call (structured output).
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
+        memory: ``text`` (each entry's claim, the paper) or ``crops`` (each entry's
+            id, then a picture of its cell's neighbourhood as remembered).
     """
 
     sight = Sight(modality, observation)
@@ -65,6 +68,7 @@ def detect(
             structured=structured,
             tally=tally,
             truth=Truth.of(instance, grid),
+            pictures=Pictures(instance.g0) if memory == "crops" else None,
         )
 
     return window_solve(

@@ -46,6 +46,7 @@ from spatialstale.env import (
     Grid,
     MemoryEntry,
     Pos,
+    crop_png,
     fog_note,
     holes_observation,
     render_png,
@@ -191,6 +192,14 @@ FOG_IMAGE_OBSERVATION_HEADER = (
 """The image header when fog hides part of the grid (``-T view_radius``); the rule's
 radius and visible rows and columns follow it (:func:`image_header`)."""
 MEMORY_HEADER = "Memory entries:"
+CROPS_HEADER = "Memory entries (pictures, each after its id):"
+CROPS_NOTE = (
+    "The memory entries are pictures, not text: each shows an entry's cell as it looked when the memory was "
+    "written,\nwith its 3x3 neighbourhood (blank beyond the grid's edge), the entry's cell at the centre outlined "
+    "in magenta,\nunder a strip naming the entry's id. The centre cell's type then is the entry's claim: a hole "
+    "claims DANGER,\nice, the start or the goal claims SAFE. Compare each picture with the current grid's image."
+)
+"""What an audit prompt adds under ``-T memory=crops`` (:func:`crops_prompt`)."""
 NO_MEMORY = "Memory: (none)"
 
 
@@ -201,6 +210,41 @@ def fill_prompt(prompt: str, size: int) -> str:
     """A system prompt with ``{size}`` filled in; every other brace is literal text,
     so a custom prompt can show a JSON example as it is."""
     return prompt.replace(SIZE_PLACEHOLDER, str(size))
+
+
+def crops_prompt(prompt: str) -> str:
+    """An audit prompt for memory shown as pictures: ``prompt`` and :data:`CROPS_NOTE`,
+    so every prompt set's wording (and its answer format) stays as it is."""
+    return f"{prompt}\n{CROPS_NOTE}"
+
+
+@lru_cache(maxsize=4096)
+def crop_data_uri(g0: Grid, entry: MemoryEntry) -> str:
+    """An entry's crop (``spatialstale.env.crop_png``) as a base64 PNG data URI."""
+    png = crop_png(g0, entry.pos, entry.cell.value, entry.id)
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Pictures:
+    """How an audit shows its entries under ``-T memory=crops``: each its id on a line
+    of its own, then its crop, drawn from ``g0`` (the grid the memory was written on);
+    no claim in text.
+
+    Attributes:
+        g0: the grid of the memory snapshot.
+        image: an entry's crop as sent: its PNG data URI. The dry run passes a
+            stand-in that names the crop without drawing it.
+    """
+
+    g0: Grid
+    image: Callable[[Grid, MemoryEntry], str] = crop_data_uri
+
+    def content(self, entries: Sequence[MemoryEntry]) -> list[Content]:
+        parts: list[Content] = [ContentText(text=CROPS_HEADER)]
+        for entry in entries:
+            parts += [ContentText(text=f"[{entry.id}]"), ContentImage(image=self.image(self.g0, entry), detail="high")]
+        return parts
 
 
 def memory_block(entries: Sequence[MemoryEntry]) -> str:
@@ -234,6 +278,9 @@ def cells_block(cells: Sequence[Pos]) -> str:
 
 
 MODALITIES = ("text", "vision", "both")
+MEMORIES = ("text", "crops")
+"""How an audit shows the memory entries: their text claims (the paper) or crops,
+each a picture of its cell as remembered (``-T memory=crops``)."""
 
 OBSERVATIONS = ("full", "holes")
 """How the text observation lists the grid: ``full`` (every cell, the paper's listing) or
@@ -320,7 +367,9 @@ def user_message(parts: list[Content]) -> ChatMessageUser:
     return ChatMessageUser(content=spaced)
 
 
-def _observation_first(prompt: str, grid: Grid, agent: Pos, sight: Sight, asked: str) -> list[ChatMessage]:
+def _observation_first(
+    prompt: str, grid: Grid, agent: Pos, sight: Sight, asked: str | list[Content]
+) -> list[ChatMessage]:
     """Instructions, the observation, then what the call asks about.
 
     The observation comes before what is asked because every batch of an audit (or
@@ -329,15 +378,24 @@ def _observation_first(prompt: str, grid: Grid, agent: Pos, sight: Sight, asked:
     """
     return [
         ChatMessageSystem(content=fill_prompt(prompt, len(grid))),
-        user_message([*cacheable(sight.content(grid, agent)), ContentText(text=asked)]),
+        user_message(
+            [*cacheable(sight.content(grid, agent)), *([ContentText(text=asked)] if isinstance(asked, str) else asked)]
+        ),
     ]
 
 
 def audit_messages(
-    entries: Sequence[MemoryEntry], grid: Grid, agent: Pos, sight: Sight, prompt: str = ""
+    entries: Sequence[MemoryEntry],
+    grid: Grid,
+    agent: Pos,
+    sight: Sight,
+    prompt: str = "",
+    pictures: Pictures | None = None,
 ) -> list[ChatMessage]:
-    """One audit call: instructions, the observation, then the batch of entries."""
-    return _observation_first(prompt or DEFAULT_AUDIT_PROMPT, grid, agent, sight, memory_block(entries))
+    """One audit call: instructions, the observation, then the batch of entries (their
+    text, or with ``pictures`` each entry's id and crop)."""
+    asked = memory_block(entries) if pictures is None else pictures.content(entries)
+    return _observation_first(prompt or DEFAULT_AUDIT_PROMPT, grid, agent, sight, asked)
 
 
 def selfverify_messages(

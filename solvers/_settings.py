@@ -42,7 +42,7 @@ from spatialstale.env import default_seeds as derive_seeds
 from ._errors import TaskParameterError, reported
 from ._plugins import resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
-from ._prompts import MODALITIES, OBSERVATIONS
+from ._prompts import MEMORIES, MODALITIES, OBSERVATIONS, crops_prompt
 from ._strategies import DEFAULT_STRATEGIES, FILTERS, STRATEGIES
 from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
 
@@ -285,6 +285,9 @@ class Axis:
             (``B=10``); an axis without it is tagged only away from its default, as
             ``name=value`` (``prompt_set=minimal``), and not at all when the log
             header does not record it (``task_meta`` False).
+        record_default: False when the task's and the samples' metadata hold the axis
+            only away from its default, so a default log keeps what it held before
+            the axis existed.
     """
 
     name: str
@@ -299,6 +302,7 @@ class Axis:
     recorded: bool = False
     task_meta: bool = True
     tag: Callable[[Any], str] | None = None
+    record_default: bool = True
 
     @property
     def value(self) -> Any:
@@ -327,6 +331,7 @@ def axis(
     recorded: bool = False,
     task_meta: bool = True,
     tag: Callable[[Any], str] | None = None,
+    record_default: bool = True,
 ) -> Any:
     """A settings field that is an axis; its name is the field's. A closed vocabulary
     (``values``) is read as one of its values unless ``read`` says otherwise."""
@@ -346,6 +351,7 @@ def axis(
         "recorded": recorded,
         "task_meta": task_meta,
         "tag": tag,
+        "record_default": record_default,
     }
     return field(default=read(default, "default"), metadata={AXIS: spec})
 
@@ -496,14 +502,17 @@ class GridSettings:
         """What the task's log header records of its settings."""
         out: dict[str, object] = {}
         for a in self.axes():
-            if a.task_meta and a.name != "prompt_set":  # the set is recorded with its version and hash, last
+            if a.task_meta and a.name != "prompt_set" and self._records(a):  # the set is recorded last
                 value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
         return {**out, **self.distractor_record(), **self.prompt_record}
 
     def sample_metadata(self) -> dict[str, object]:
         """What every sample's metadata records of the settings (beside its instance)."""
-        return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded}
+        return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded and self._records(a)}
+
+    def _records(self, a: Axis) -> bool:
+        return a.record_default or getattr(self, a.name) != a.value
 
     def tags(self) -> list[str]:
         """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
@@ -554,6 +563,36 @@ class DetectionSettings(GridSettings):
     prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
 
     distractors: int = distractors_axis()
+    memory: str = axis(
+        "text",
+        "how the memory entries are shown: text (their claims, the paper) or crops (each a picture of its "
+        "cell's 3x3 neighbourhood as remembered; needs modality vision or both)",
+        values=MEMORIES,
+        title="memory",
+        flag="--memory",
+        in_id=named,
+        recorded=True,
+        record_default=False,  # a default log keeps its metadata
+    )
+
+    def __post_init__(self) -> None:
+        if self.memory == "crops" and self.modality == "text":
+            raise TaskParameterError(
+                "memory=crops compares pictures of the memory with the current grid's image: "
+                "it needs modality vision or both; got modality=text"
+            )
+        if self.memory == "crops" and self.distractors:
+            raise TaskParameterError(
+                "memory=crops draws each entry as a picture of its cell and distractors are about no cell: "
+                f"use distractors=0 with memory=crops; got distractors={self.distractors}"
+            )
+
+    @classmethod
+    def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
+        # pictures of the memory: the set's audit prompt says what they show
+        if kind == "audit" and values["memory"] == "crops":
+            return crops_prompt(prompt_set.prompt(kind))
+        return prompt_set.prompt(kind)
 
 
 @dataclass(frozen=True)

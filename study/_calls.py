@@ -49,10 +49,19 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos, fog
-from spatialstale.solvers import PROMPT_SETS, NavigationSettings, PromptSet, Sight, batches_of, detection_windows
+from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Grid, Instance, MemoryEntry, Pos, fog
+from spatialstale.solvers import (
+    PROMPT_SETS,
+    NavigationSettings,
+    Pictures,
+    PromptSet,
+    Sight,
+    batches_of,
+    detection_windows,
+)
 from spatialstale.solvers._prompts import (
     audit_messages,
+    crops_prompt,
     fill_prompt,
     navigate_messages,
     position_line,
@@ -91,6 +100,16 @@ def image_tokens(size: int) -> int:
 
 IMAGE_TOKENS = image_tokens(8)
 """255: the per-image figure at the default 8x8 grid (384x384 px)."""
+
+
+CROP_TOKENS = IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * math.ceil((CROP_STRIP_PX + CROP_CELLS * CELL_PX) / IMAGE_TILE_PX)
+"""255: one memory crop (``-T memory=crops``, 144x160 px, one tile) at any grid size."""
+CROP_NAME = "crop of "
+
+
+def crop_named(g0: Grid, entry: MemoryEntry) -> str:
+    """A stand-in for a memory crop, measured as :data:`CROP_TOKENS`."""
+    return f"{CROP_NAME}{entry.id} of grid {hash(g0)}"
 
 
 def image_named(grid: Grid, agent: Pos | None) -> str:
@@ -196,7 +215,9 @@ class Meter:
         kind, value = part
         if kind == "text":
             return self.count(value)
-        return image_tokens(self.size) if kind == "image" else 0
+        if kind == "image":
+            return CROP_TOKENS if value.startswith(CROP_NAME) else image_tokens(self.size)
+        return 0
 
     def prompt(self, messages: Sequence[ChatMessage]) -> int:
         return sum(self.part(p) for p in prompt_parts(messages))
@@ -298,6 +319,7 @@ class Asked:
     meter: Meter
     batch_size: int
     view_radius: int | None = None
+    memory: str = "text"
 
     @classmethod
     def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
@@ -308,6 +330,7 @@ class Asked:
             meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
             view_radius=getattr(settings, "view_radius", None),
+            memory=getattr(settings, "memory", "text"),
         )
 
     def seen(self, instance: Instance, grid: Grid) -> Grid:
@@ -320,8 +343,12 @@ class Asked:
         batches = batches_of(instance.memory if entries is None else entries, self.batch_size)
         seen = self.seen(instance, grid)
 
+        crops = self.memory == "crops"
+        pictures = Pictures(instance.g0, image=crop_named) if crops else None
+        prompt = crops_prompt(self.prompts.audit) if crops else self.prompts.audit
+
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
-            messages = audit_messages(batches[i], seen, instance.start, self.sight, self.prompts.audit)
+            messages = audit_messages(batches[i], seen, instance.start, self.sight, prompt, pictures)
             return messages, audit_answer(batches[i], stale)
 
         return chain(call_at, len(batches), self.meter).concurrent()

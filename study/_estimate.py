@@ -21,7 +21,17 @@ from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_mode
 from spatialstale.env import CELL_PX, make_instance
 from spatialstale.solvers import NavigationSettings
 
-from ._calls import ANY_PREFIX, CHAIN_PAIRS, IMAGE_TOKENS, Asked, CacheRule, Calls, TokenCount, chars_over_four
+from ._calls import (
+    ANY_PREFIX,
+    CHAIN_PAIRS,
+    CROP_TOKENS,
+    IMAGE_TOKENS,
+    Asked,
+    CacheRule,
+    Calls,
+    TokenCount,
+    chars_over_four,
+)
 from ._matrix import Study, TaskSpec, beyond_paper
 from ._options import read_config_file
 from ._prices import PRICES_AS_OF, Caching, built_in_price, caching_of
@@ -383,7 +393,8 @@ def _cost_lines(calls: Calls, found: tuple[ModelCost, str] | None, caching: tupl
 
 
 def _legend() -> list[str]:
-    image = f"{IMAGE_TOKENS} a {8 * CELL_PX}x{8 * CELL_PX} image (OpenAI's high-detail count)"
+    side = 8 * CELL_PX
+    image = f"{IMAGE_TOKENS} a {side}x{side} image and {CROP_TOKENS} a memory crop (OpenAI's high-detail count)"
     return [
         "Columns:",
         "  samples         Inspect samples: detection one per seed, navigation one per (seed, strategy)",

@@ -294,7 +294,8 @@ def study_tasks(
     combination of the values of its own axes (default: the paper's value alone).
     ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side. A
     filter mode other than ``delete`` runs only the strategies it changes
-    (``FILTERING``): NoMemory and NoFilter would repeat their ``delete`` runs.
+    (``FILTERING``): NoMemory and NoFilter would repeat their ``delete`` runs; memory
+    ``crops`` runs only the modalities that show the grid's image (vision, both).
 
     Raises:
         ValueError: for a value the settings refuse, a size beyond
@@ -354,7 +355,10 @@ def _matrix(
     common = {"seeds": tuple(seeds), "size": size, "batch_size": batch_size}
     if detection_on:
         for values in _combinations("detection", axes):
-            for modality in modalities:
+            shown = [m for m in modalities if m != "text" or values.get("memory") != "crops"]
+            if not shown:
+                raise ValueError("memory crops needs an image of the grid: add vision or both to the modalities")
+            for modality in shown:
                 for regime in regimes:
                     specs.append(_spec("detection", regime=regime, modality=modality, **common, **values))
         if batch_sweep:
