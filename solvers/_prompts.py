@@ -376,11 +376,10 @@ def _observation_first(
     an observation of the probe) shows the same grid: consecutive calls then share
     all but their last block, a prefix that servers can cache.
     """
+    parts = [ContentText(text=asked)] if isinstance(asked, str) else asked
     return [
         ChatMessageSystem(content=fill_prompt(prompt, len(grid))),
-        user_message(
-            [*cacheable(sight.content(grid, agent)), *([ContentText(text=asked)] if isinstance(asked, str) else asked)]
-        ),
+        user_message([*cacheable(sight.content(grid, agent)), *parts]),
     ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -111,3 +112,10 @@ def test_a_distractor_has_no_crop() -> None:
         entry_crop(instance, instance.distractors[0])
     with pytest.raises(ValueError, match="no entry"):
         entry_crop(instance, "mem_999")
+
+
+def test_the_pictures_in_the_manual_are_what_the_renderer_draws() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    instance = make_instance(SEED, "L2")
+    for memory_id in ("mem_044", "mem_000"):
+        assert (docs / f"memory-crops-{memory_id}.png").read_bytes() == entry_crop(instance, memory_id)
