@@ -42,7 +42,7 @@ def calls(sample: EvalSample) -> list[ModelEvent]:
 def test_the_observer_reads_the_crops_and_scores_f1_one(tmp_path: Path) -> None:
     batch = 20
     log = run_eval(
-        detection(seeds=SEED_ARG, regime="L1,L2,L3", modality="vision", memory="crops", batch_size=batch),
+        detection(seeds=SEEDS[0], regime="L1,L2,L3", modality="vision", memory="crops", batch_size=batch),
         "spatialstale/observer",
         tmp_path,
     )
@@ -122,6 +122,7 @@ def test_a_bad_combination_fails_before_any_model_call(args: dict[str, object], 
     assert str(error.value) == message
 
 
+@pytest.mark.slow  # the one-line error of any bad -T value is pinned in the fast tier by tests/evals/test_cli.py
 def test_the_command_line_refuses_a_bad_memory_in_one_line(tmp_path: Path) -> None:
     bad = subprocess.run(
         [
