@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.event import ModelEvent
-from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, resolve_sample_attachments
+from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ContentImage, ContentText
 
 from spatialstale.env import default_seeds, entry_crop, make_instance
@@ -53,7 +53,8 @@ def test_the_observer_reads_the_crops_and_scores_f1_one(tmp_path: Path) -> None:
     assert "distractor_flag_rate" not in score
     assert (log.eval.metadata or {})["memory"] == "crops"
     assert "memory=crops" in (log.eval.tags or [])
-    for sample in log.samples or []:
+    # read back from the .eval file, as the viewer reads it
+    for sample in read_eval_log(log.location).samples or []:
         meta = sample.metadata
         assert sample.id == f"{meta['regime']}-crops-s{meta['seed']}"
         assert meta["memory"] == "crops"
