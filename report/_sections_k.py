@@ -294,7 +294,7 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
 
 def planned(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
     """The App. K section's context, or None when the logs hold none of its runs."""
-    parts = {
+    parts: dict[str, object] = {
         "distractors": distractors(det, links) if not det.empty else None,
         "distractors_navigation": distractors_navigation(nav, links),
         "edits": edits(det, links) if not det.empty else None,
