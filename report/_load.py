@@ -43,6 +43,15 @@ from spatialstale.solvers import OUTCOMES, SETTINGS, Axis, axes_of
 
 SCORERS = {"detection": "stale_f1", "navigation": "episode_outcome", "perception": "perception_accuracy"}
 """The scorer of each task kind, whose values the tables read."""
+EXTENSION_COUNTS = (
+    "distractors_flagged",
+    "distractor_judgments",
+    "edits_correct",
+    "edits_wrong",
+    "edits_missing",
+    "edits_unreadable",
+)
+"""Detection's counts of the App. K runs (NaN in a run without distractors or edits)."""
 FLAG_CELLS = ("SAFE_safe", "SAFE_hole", "DANGER_hole", "DANGER_safe")
 """Claim x current truth: SAFE_hole is a thaw (deadly stale), DANGER_safe a freeze."""
 
@@ -87,6 +96,7 @@ COLUMNS = {
         *(f"{cell}_{part}" for cell in FLAG_CELLS for part in ("flagged", "total")),
         "stale_ratio",
         "n_stale",
+        *EXTENSION_COUNTS,
         "log",
         "sample_id",
     ],
@@ -400,7 +410,7 @@ def _detection_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dic
     for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
         row[key] = _number(value.get(key))
     row.update(undefined_as_nan(row["tp"], row["fp"], row["fn"], row))
-    for key in ("unparseable", "unanswered", "unknown_ids"):
+    for key in ("unparseable", "unanswered", "unknown_ids", *EXTENSION_COUNTS):
         row[key] = _number(value.get(key))
     for kind in ("thaw", "freeze"):
         counts = meta.get(kind) or {}

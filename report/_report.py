@@ -2,7 +2,8 @@
 
 :func:`write_report` computes every section (``_sections_paper`` for the paper's own
 tables and figures, ``_sections_beyond`` for fog, the tool-using navigator, the
-perception probe and the prompt sets, each only when the logs hold it), lays the
+perception probe and the prompt sets, ``_sections_k`` for the paper's planned
+experiments (its App. K), each only when the logs hold it), lays the
 page out with the templates (``_document``) and writes it as Markdown and as one
 self-contained HTML page. A cell the logs do not cover reads ``missing``; a cell with
 data links to the log it came from (the .eval file, or its page in Inspect's viewer
@@ -22,6 +23,7 @@ import pandas as pd
 from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS
 
 from . import _sections_beyond as beyond
+from . import _sections_k as k_sections
 from . import _sections_paper as paper_sections
 from ._detection_stats import MAIN_BATCH_SIZE
 from ._document import MISSING, VIEWER, Links, pct, render_markdown, to_html
@@ -30,9 +32,11 @@ from ._load import Results
 from ._navigation_stats import (
     AGENT,
     FULL_VIEW,
+    PAPER,
     PROMPT_AGENT,
     VIEW,
     main_grid,
+    matching,
     outcome_rates,
     paper_cells,
     paper_view,
@@ -94,10 +98,15 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     links = links or Links(results.log_dir, out)
     sets = _sets(results.detection, results.navigation)
     wording = DEFAULT_PROMPT_SET if DEFAULT_PROMPT_SET in sets or not sets else sets[0]
-    every_nav, det = _one_set(results.navigation, wording), _one_set(results.detection, wording)
+    every_nav, every_det = _one_set(results.navigation, wording), _one_set(results.detection, wording)
     # navigation at n = 8 (a study at several sides, --sizes, is otherwise pooled); detection
     # keeps every side for App. E, its other tables read n = 8 (main_detection)
     every_nav = main_grid(every_nav)
+    # App. K's runs (distractors, edits, memory as crops, another agent's world) have their
+    # own section; every other section reads the paper's regimes and memory
+    planned_nav = matching(with_axes(every_nav), {k: v for k, v in PAPER.items() if k != "distractors"})
+    det = k_sections.paper_detection(every_det)
+    every_nav = k_sections.at_paper(k_sections.paper_regimes(every_nav), "distractors")
     # the paper's tables and figures: full view and the per-step prompt navigator (filter
     # modes side by side); fog and the tool-calling navigator have their own sections
     nav = paper_view(every_nav) if not every_nav.empty else every_nav
@@ -107,7 +116,12 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
         compared = "; the section *Prompt sensitivity* compares the sets." if len(sets) > 1 else "."
         prompt_note = f"The paper's tables and figures below are the runs under the prompt set `{wording}`{compared}"
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
-    every_set = paper_cells(results.navigation) if not results.navigation.empty else results.navigation
+    paper_det = k_sections.paper_detection(results.detection)
+    every_set = (
+        paper_cells(k_sections.paper_regimes(results.navigation))
+        if not results.navigation.empty
+        else results.navigation
+    )
     context = {
         "alpha": ALPHA,
         "headline": headline(det, nav),
@@ -122,8 +136,9 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
             beyond.perception(results.perception, det, nav, out, links) if not results.perception.empty else None
         ),
         "prompt_sets": (
-            beyond.prompt_sensitivity(results.detection, every_set, sets, DEFAULT_PROMPT_SET) if len(sets) > 1 else None
+            beyond.prompt_sensitivity(paper_det, every_set, sets, DEFAULT_PROMPT_SET) if len(sets) > 1 else None
         ),
+        "planned": k_sections.planned(every_det, planned_nav, links),
         "method": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "batch_size": MAIN_BATCH_SIZE},
     }
     return render_markdown(context)

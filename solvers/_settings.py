@@ -254,6 +254,8 @@ def distractors_axis() -> Any:
         "K non-spatial memory entries (rules, past episodes, the agent itself), never stale, "
         "with ids shuffled among the cells'; 0 in the paper",
         read=distractor_count,
+        title="distractors",
+        flag="--distractors",
         in_id=lambda k: f"-d{k}",
         task_meta=False,  # recorded by the task and its samples only when K > 0: default logs unchanged
     )

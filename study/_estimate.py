@@ -80,7 +80,7 @@ def estimate_task(
     asked = Asked.of(spec.settings, count, cache)
     navigator = auditor = Calls()
     for seed in measured:
-        instance = make_instance(seed, spec.regime, spec.settings.size)
+        instance = make_instance(seed, spec.regime, spec.settings.size, getattr(spec.settings, "distractors", 0))
         if not isinstance(spec.settings, NavigationSettings):
             auditor += asked.detection_sample(instance)
             continue

@@ -33,7 +33,8 @@ from tests.scripted import Script, truthful_flags, without_tokens
 pytestmark = pytest.mark.xdist_group("filter_modes")
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:2])
-REGIMES = "L1,L2,L3"
+REGIMES = "L2,L3"
+"""A regime changed before the episode and one changed during it (L1 changes before it as L2 does)."""
 FILTERING = ("selfverify", "omcd", "oracle")
 AGENTS = ("credulous", "observer")
 UNKNOWN_LINE = re.compile(r"\[(mem_\d+)\] UNKNOWN \(flagged stale at step (\d+)\) at \((\d+),(\d+)\)")
@@ -92,7 +93,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Eval
 def test_delete_reproduces_the_default_run_exactly(agent: str, logs: dict[tuple[str, str], EvalLog]) -> None:
     default, delete = outcomes(logs[(agent, "none")]), outcomes(logs[(agent, "delete")])
     assert default == delete
-    assert len(default) == 2 * 3 * len(STRATEGIES)
+    assert len(default) == 2 * len(REGIMES.split(",")) * len(STRATEGIES)
     for log in (logs[(agent, "none")], logs[(agent, "delete")]):
         assert log.eval.task_args.get("filter", "delete") == "delete"
         assert {s.metadata["filter"] for s in log.samples or []} == {"delete"}
@@ -232,7 +233,7 @@ def test_the_report_shows_both_modes_side_by_side(logs: dict[tuple[str, str], Ev
     results = read_logs(log_dir)
     assert sorted(results.navigation["filter"].unique()) == ["delete", "unknown"]
     rates = outcome_rates(results.navigation).set_index(["regime", "strategy", "filter"])
-    assert len(rates) == 2 * 3 * len(STRATEGIES)
+    assert len(rates) == 2 * len(REGIMES.split(",")) * len(STRATEGIES)
     for regime in REGIMES.split(","):
         for strategy in STRATEGIES:
             # the credulous agent reads UNKNOWN as no memory: the two rows agree
@@ -247,4 +248,4 @@ def test_the_report_shows_both_modes_side_by_side(logs: dict[tuple[str, str], Ev
     # paired tests compare strategies within one filter mode, never across
     tests = strategy_tests(results.navigation)
     assert sorted(tests["filter"].unique()) == ["delete", "unknown"]
-    assert (tests.groupby("filter").size() == len(CONTRASTS) * 2 * 3).all()
+    assert (tests.groupby("filter").size() == len(CONTRASTS) * 2 * len(REGIMES.split(","))).all()

@@ -129,7 +129,8 @@ def test_the_reference_agents_answer_every_set_alike(tmp_path: Path) -> None:
     for model in AGENTS:
         by_set = {}
         for set_name in PROMPT_SETS:
-            task = navigation(regime="L2", seeds=SEEDS, episodes=1, prompt_set=set_name)
+            # the strategies that send each prompt kind: navigate, audit, selfverify
+            task = navigation(regime="L2", seeds=SEEDS, episodes=1, prompt_set=set_name, strategies="omcd,selfverify")
             by_set[set_name] = score_values(run(task, model, tmp_path / set_name), "episode_outcome")
         assert all(scores == by_set["default"] for scores in by_set.values()), model
 

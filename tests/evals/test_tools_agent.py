@@ -29,7 +29,8 @@ from tests.tool_scripted import MAX_STEPS, ODD_CALLS, RECALLS_PER_TURN, misbehav
 pytestmark = pytest.mark.xdist_group("tools_agent")
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:2])
-REGIMES = ("L1", "L2", "L3")
+REGIMES = ("L2", "L3")
+"""A regime changed before the episode and one changed during it (L1 changes before it as L2 does)."""
 COMPARED = ("outcome", "steps", "reward", "trajectory", "fallbacks", "died_on_stale")
 
 

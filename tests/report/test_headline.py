@@ -29,15 +29,16 @@ from spatialstale.study._cli import main
 from tests.conftest import Shared
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def study(paper_study: Study) -> Path:
     """Detection (text and vision) and navigation (every strategy) on L1 and L3."""
     return Path(paper_study.log_dir)
 
 
-@pytest.fixture
-def report(study: Path, tmp_path: Path) -> tuple[str, str]:
-    out = tmp_path / "out"
+@pytest.fixture(scope="module")
+def report(study: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """The report of the study, written once for the module's tests (they only read it)."""
+    out = tmp_path_factory.mktemp("headline") / "out"
     assert main(["report", str(study), "--out", str(out)]) == 0
     return (out / "report.md").read_text(), (out / "report.html").read_text()
 

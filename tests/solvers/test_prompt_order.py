@@ -116,8 +116,8 @@ def _input_tokens(log: EvalLog) -> int:
 
 
 def test_the_holes_listing_keeps_the_task_and_costs_less(tmp_path: Path) -> None:
-    full = _run(detection(regime="L1,L3", seeds="4810,1734", size=16), tmp_path / "full")
-    holes = _run(detection(regime="L1,L3", seeds="4810,1734", size=16, observation="holes"), tmp_path / "holes")
+    full = _run(detection(regime="L1,L3", seeds="4810", size=16), tmp_path / "full")
+    holes = _run(detection(regime="L1,L3", seeds="4810", size=16, observation="holes"), tmp_path / "holes")
     assert _scores(full, "stale_f1") == _scores(holes, "stale_f1")
     assert all(value["f1"] == 1.0 for value, _ in _scores(holes, "stale_f1"))
     assert _input_tokens(holes) < 0.7 * _input_tokens(full)

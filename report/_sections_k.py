@@ -1,0 +1,304 @@
+"""The report's section on the paper's planned experiments (its Appendix K), each part
+present only when the logs hold it: distractor entries, memory edits, memory as crops
+and the world changed by another agent (regime ``MA``). Each part compares its runs
+with the paper's condition on the same seeds, so a difference is paired by seed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from spatialstale.env import CHANGE_REGIMES
+
+from ._document import MISSING, Links, Table, link, log_of, name, nan, num, pvalue
+from ._figures import STRATEGY_NAMES
+from ._load import paper_value
+from ._navigation_stats import matching, strategies_in
+from ._stats import bootstrap_ci, paired_wilcoxon
+
+DETECTION_AXES = ("distractors", "edits", "memory")
+"""The detection axes of App. K; every other part holds the others at the paper's value."""
+OTHER_AGENT = "MA"
+"""The regime whose changes another agent makes."""
+CELL = ("model", "regime", "modality")
+
+
+def paper_regimes(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's change regimes (and the static grid): the paper's tables
+    pool or list regimes, so another agent's world has its own part here."""
+    if frame.empty or "regime" not in frame.columns:
+        return frame
+    return frame[frame["regime"].isin(("none", *CHANGE_REGIMES))]
+
+
+def at_paper(frame: pd.DataFrame, *axes: str) -> pd.DataFrame:
+    """The rows whose ``axes`` (those the frame has) hold the paper's value."""
+    for axis in axes:
+        if axis in frame.columns and not frame.empty:
+            frame = frame[frame[axis] == paper_value(axis)]
+    return frame
+
+
+def paper_detection(det: pd.DataFrame) -> pd.DataFrame:
+    """Detection in the paper's protocol: no distractors, no edits, textual memory."""
+    return at_paper(paper_regimes(det), *DETECTION_AXES)
+
+
+def _mean_ci(values: Sequence[float], *, as_pct: bool = False) -> str:
+    x = [float(v) for v in values if not nan(v)]
+    if not x:
+        return "—"
+    low, high = bootstrap_ci(x)
+    mean = float(np.mean(x))
+    if low == high:  # one seed, or every seed alike: no interval to show
+        low = high = math.nan
+    if as_pct:
+        ci = "" if nan(low) else f" [{100 * low:.0f}, {100 * high:.0f}]"
+        return f"{100 * mean:.0f} %{ci}"
+    return num(mean) + ("" if nan(low) else f" [{num(low)}, {num(high)}]")
+
+
+def _ratio(part: pd.DataFrame, numerator: str, denominator: str) -> list[float]:
+    """Per-seed shares ``numerator / denominator`` (NaN where nothing was counted)."""
+    return [n / d if d else math.nan for n, d in zip(part[numerator], part[denominator], strict=True)]
+
+
+def _paired(part: pd.DataFrame, base: pd.DataFrame, metric: str) -> tuple[str, str]:
+    """The mean difference on the seeds both ran, and the Wilcoxon p-value."""
+    joined = part[["seed", metric]].merge(base[["seed", metric]], on="seed", suffixes=("", "_base")).dropna()
+    if joined.empty:
+        return MISSING, ""
+    test = paired_wilcoxon(list(joined[metric]), list(joined[f"{metric}_base"]))
+    return f"{test.mean_difference:+.3f} ({test.n} seeds)", pvalue(test.p)
+
+
+def _other_axes(frame: pd.DataFrame, axis: str) -> pd.DataFrame:
+    return at_paper(frame, *(a for a in DETECTION_AXES if a != axis))
+
+
+def _cells(frame: pd.DataFrame, *extra: str) -> list[tuple[object, ...]]:
+    keys = [*CELL, *extra]
+    return sorted({tuple(row) for row in frame[keys].drop_duplicates().itertuples(index=False)}, key=str)
+
+
+def distractors(det: pd.DataFrame, links: Links) -> Table | None:
+    """F1 over the cells' entries with K distractors beside F1 without them on the same
+    seeds, and the share of distractor judgments flagged stale."""
+    if "distractors" not in det.columns:
+        return None
+    det = _other_axes(det, "distractors")
+    runs = det[det["distractors"] != paper_value("distractors")]
+    if runs.empty:
+        return None
+    rows = []
+    for model, regime, modality, k in _cells(runs, "distractors"):
+        keys = {"model": model, "regime": regime, "modality": modality}
+        part = matching(runs, {**keys, "distractors": k})
+        base = matching(det, {**keys, "distractors": paper_value("distractors")})
+        delta, p = _paired(part, base, "f1")
+        evidence = log_of(runs, **keys, distractors=k)
+        rows.append(
+            [
+                name(model),
+                str(regime),
+                str(modality),
+                str(k),
+                str(part.seed.nunique()),
+                link(_mean_ci(part.f1), links.href(evidence)),
+                _mean_ci(base.f1) if not base.empty else MISSING,
+                delta,
+                p,
+                _mean_ci(_ratio(part, "distractors_flagged", "distractor_judgments"), as_pct=True),
+            ]
+        )
+    header = ["model", "regime", "modality", "K", "seeds", "F1 with K", "F1 with 0", "Δ F1", "p", "distractors flagged"]
+    return Table(header, rows)
+
+
+def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
+    """Death with K distractors in the memory view beside death without them, per strategy."""
+    if nav.empty or "distractors" not in nav.columns:
+        return None
+    runs = nav[nav["distractors"] != paper_value("distractors")]
+    rows = []
+    for model, regime, modality, k in _cells(runs, "distractors"):
+        keys = {"model": model, "regime": regime, "modality": modality}
+        for strategy in strategies_in(matching(runs, {**keys, "distractors": k}).strategy):
+            part = matching(runs, {**keys, "distractors": k, "strategy": strategy})
+            base = matching(nav, {**keys, "distractors": paper_value("distractors"), "strategy": strategy})
+            rates, base_rates = (f.groupby("seed")[["death"]].mean().reset_index() for f in (part, base))
+            delta, p = _paired(rates, base_rates, "death")
+            evidence = log_of(runs, **keys, distractors=k, strategy=strategy)
+            rows.append(
+                [
+                    name(model),
+                    str(regime),
+                    str(modality),
+                    STRATEGY_NAMES.get(strategy, strategy),
+                    str(k),
+                    str(len(rates)),
+                    link(_mean_ci(rates.death, as_pct=True), links.href(evidence)),
+                    _mean_ci(base_rates.death, as_pct=True) if not base.empty else MISSING,
+                    delta,
+                    p,
+                    num(float(part.audit_calls.mean()), 1),
+                ]
+            )
+    header = ["model", "regime", "modality", "strategy", "K", "seeds", "death with K", "death with 0", "Δ death", "p"]
+    return Table([*header, "audit calls an episode"], rows) if rows else None
+
+
+def edits(det: pd.DataFrame, links: Links) -> Table | None:
+    """Edit accuracy beside F1, and what went wrong with the other stale entries."""
+    if "edits" not in det.columns:
+        return None
+    det = _other_axes(det, "edits")
+    runs = det[det["edits"] != paper_value("edits")]
+    if runs.empty:
+        return None
+    rows = []
+    for model, regime, modality in _cells(runs):
+        keys = {"model": model, "regime": regime, "modality": modality}
+        part = matching(runs, keys)
+        base = matching(det, {**keys, "edits": paper_value("edits")})
+        delta, p = _paired(part, base, "f1")
+        stale = part[["edits_correct", "edits_wrong", "edits_missing", "edits_unreadable"]].sum(axis=1)
+        totals = {key: int(np.nansum(part[key])) for key in ("edits_wrong", "edits_missing", "edits_unreadable")}
+        rows.append(
+            [
+                name(model),
+                str(regime),
+                str(modality),
+                str(part.seed.nunique()),
+                link(_mean_ci(part.f1), links.href(log_of(runs, **keys))),
+                _mean_ci([c / s if s else math.nan for c, s in zip(part.edits_correct, stale, strict=True)]),
+                f"{int(np.nansum(part.edits_correct))} / {int(np.nansum(stale))}",
+                str(totals["edits_wrong"]),
+                str(totals["edits_missing"]),
+                str(totals["edits_unreadable"]),
+                delta,
+                p,
+            ]
+        )
+    header = [
+        "model",
+        "regime",
+        "modality",
+        "seeds",
+        "F1",
+        "edit accuracy",
+        "right / stale",
+        "wrong",
+        "missing",
+        "unreadable",
+        "Δ F1 vs no edits",
+        "p",
+    ]
+    return Table(header, rows)
+
+
+def crops(det: pd.DataFrame, links: Links) -> Table | None:
+    """F1 with the memory as crops beside F1 with textual memory on the same seeds."""
+    if "memory" not in det.columns:
+        return None
+    det = _other_axes(det, "memory")
+    runs = det[det["memory"] != paper_value("memory")]
+    if runs.empty:
+        return None
+    rows = []
+    for model, regime, modality in _cells(runs):
+        keys = {"model": model, "regime": regime, "modality": modality}
+        part = matching(runs, keys)
+        base = matching(det, {**keys, "memory": paper_value("memory")})
+        delta, p = _paired(part, base, "f1")
+        rows.append(
+            [
+                name(model),
+                str(regime),
+                str(modality),
+                str(part.seed.nunique()),
+                link(_mean_ci(part.f1), links.href(log_of(runs, **keys))),
+                _mean_ci(part.recall),
+                _mean_ci(base.f1) if not base.empty else MISSING,
+                delta,
+                p,
+            ]
+        )
+    header = ["model", "regime", "modality", "seeds", "F1 crops", "recall crops", "F1 text memory", "Δ F1", "p"]
+    return Table(header, rows)
+
+
+def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, Table] | None:
+    """Another agent's world beside L1-L3: stale ratios, detection F1 per regime and
+    navigation outcomes per strategy."""
+    det, nav = at_paper(det, *DETECTION_AXES), at_paper(nav, "distractors")
+    in_det = not det.empty and (det["regime"] == OTHER_AGENT).any()
+    in_nav = not nav.empty and (nav["regime"] == OTHER_AGENT).any()
+    if not (in_det or in_nav):
+        return None
+    regimes = [r for r in (*CHANGE_REGIMES, OTHER_AGENT) if (not det.empty and (det["regime"] == r).any())]
+    out: dict[str, Table] = {}
+    if in_det:
+        seeds = det.drop_duplicates(["regime", "seed"])
+        out["ratios"] = Table(
+            ["regime", "seeds", "stale ratio mean [95 % CI]", "range", "stale entries a seed"],
+            [
+                [
+                    r,
+                    str(len(part := seeds[seeds.regime == r])),
+                    _mean_ci(part.stale_ratio),
+                    f"[{part.stale_ratio.min():.3f}, {part.stale_ratio.max():.3f}]",
+                    num(float(part.n_stale.mean()), 1),
+                ]
+                for r in regimes
+            ],
+        )
+        rows = []
+        for model, modality in sorted({(m, mo) for m, mo in zip(det.model, det.modality, strict=True)}):
+            cell = det[(det.model == model) & (det.modality == modality)]
+            row = [name(model), str(modality)]
+            for r in regimes:
+                part = cell[cell.regime == r]
+                evidence = log_of(cell, regime=r) if not part.empty else None
+                row.append(link(_mean_ci(part.f1), links.href(evidence)) if not part.empty else MISSING)
+            rows.append(row)
+        out["detection"] = Table(["model", "modality", *(f"F1 {r}" for r in regimes)], rows)
+    if in_nav:
+        rows = []
+        for (model, modality), cell in nav.groupby(["model", "modality"]):
+            for strategy in strategies_in(cell[cell.regime == OTHER_AGENT].strategy):
+                part = cell[(cell.regime == OTHER_AGENT) & (cell.strategy == strategy)]
+                per_seed = part.groupby("seed")[["success", "death"]].mean()
+                evidence = log_of(nav, model=model, modality=modality, regime=OTHER_AGENT, strategy=strategy)
+                row = [
+                    name(model),
+                    str(modality),
+                    STRATEGY_NAMES.get(strategy, strategy),
+                    str(len(per_seed)),
+                    link(_mean_ci(per_seed.success, as_pct=True), links.href(evidence)),
+                    _mean_ci(per_seed.death, as_pct=True),
+                    _mean_ci(part.groupby("seed").died_on_stale.mean(), as_pct=True),
+                ]
+                l2 = cell[(cell.regime == "L2") & (cell.strategy == strategy)]
+                row.append(_mean_ci(l2.groupby("seed").death.mean(), as_pct=True) if not l2.empty else MISSING)
+                rows.append(row)
+        out["navigation"] = Table(
+            ["model", "modality", "strategy", "seeds", "success MA", "death MA", "death on a stale entry", "death L2"],
+            rows,
+        )
+    return out
+
+
+def planned(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
+    """The App. K section's context, or None when the logs hold none of its runs."""
+    parts: dict[str, object] = {
+        "distractors": distractors(det, links) if not det.empty else None,
+        "distractors_navigation": distractors_navigation(nav, links),
+        "edits": edits(det, links) if not det.empty else None,
+        "crops": crops(det, links) if not det.empty else None,
+        "other_agent": other_agent(det, nav, links),
+    }
+    return parts if any(parts.values()) else None

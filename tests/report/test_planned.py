@@ -1,0 +1,106 @@
+"""The report's App. K section: a real study with the App. K axes on the reference
+agents, its tables read against the raw logs, and the paper's tables left to the
+paper's runs."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from spatialstale.study._cli import main
+
+SEEDS = "4810,1734,77"
+
+
+def _study(log_dir: Path, model: str, *axes: str) -> None:
+    argv = ["study", "--model", model, "--seeds", SEEDS, "--regimes", "L1", "--modalities", "text"]
+    argv += ["--strategies", "nofilter,omcd", "--episodes", "1", "--max-steps", "10"]
+    assert main([*argv, "--log-dir", str(log_dir), "--display", "none", *axes]) == 0
+
+
+@pytest.fixture(scope="module")
+def distractor_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    log_dir = tmp_path_factory.mktemp("distractors")
+    _study(log_dir, "spatialstale/random", "--distractors", "0,8")
+    return log_dir
+
+
+def _report(log_dir: Path, out: Path) -> str:
+    assert main(["report", str(log_dir), "--out", str(out)]) == 0
+    return (out / "report.md").read_text()
+
+
+def _section(markdown: str, heading: str) -> str:
+    return markdown.split(heading)[1].split("\n### ")[0].split("\n## ")[0]
+
+
+def _rows(section: str, model: str) -> list[list[str]]:
+    return [
+        [c.strip() for c in line.strip(" |").split(" | ")]
+        for line in section.splitlines()
+        if line.startswith(f"| {model} ")
+    ]
+
+
+def test_the_distractor_tables_equal_the_raw_logs(distractor_study: Path, tmp_path: Path) -> None:
+    markdown = _report(distractor_study, tmp_path / "out")
+    section = _section(markdown, "### Distractor entries")
+    flagged: list[float] = []
+    death: dict[str, list[float]] = {}
+    for info in list_eval_logs(str(distractor_study)):
+        log = read_eval_log(info.name)
+        assert log.samples
+        k = (log.eval.task_args or {}).get("distractors", 0)
+        for sample in log.samples:
+            value = next(iter((sample.scores or {}).values())).value
+            assert isinstance(value, dict)
+            if log.eval.task.endswith("detection") and k == 8:
+                flagged.append(value["distractors_flagged"] / value["distractor_judgments"])
+            if log.eval.task.endswith("navigation"):
+                death.setdefault(f"{sample.metadata['strategy']}-{k}", []).append(float(value["death"]))
+    [detection] = [r for r in _rows(section, "random") if len(r) == 10]
+    assert detection[:5] == ["random", "L1", "text", "8", "3"]
+    assert detection[-1].startswith(f"{100 * float(np.mean(flagged)):.0f} %")
+    assert 0 < np.mean(flagged) < 1  # the random auditor flags distractors about half the time
+    navigation = {r[3]: r for r in _rows(section, "random") if len(r) == 11}
+    assert set(navigation) == {"NoFilter", "OMCD"}
+    for label, strategy in (("NoFilter", "nofilter"), ("OMCD", "omcd")):
+        shown = navigation[label][6].split("](")[0].lstrip("[")
+        assert shown.startswith(f"{100 * float(np.mean(death[f'{strategy}-8'])):.0f} %")
+    assert float(navigation["OMCD"][-1]) >= math.ceil((64 + 8) / 10)  # one audit at least, 8 calls each
+    # the paper's tables read the runs without distractors alone: every log they link to
+    paper_part = markdown.split("## The paper's planned experiments")[0]
+    linked = set(re.findall(r"\(<[^>]*?([^>/]+\.eval)>\)", paper_part))
+    assert linked
+    for file in linked:
+        assert not (read_eval_log(str(distractor_study / file), header_only=True).eval.task_args or {}).get(
+            "distractors"
+        )
+
+
+def test_a_report_without_app_k_runs_has_no_app_k_section(distractor_study: Path, tmp_path: Path) -> None:
+    only_paper = tmp_path / "paper"
+    only_paper.mkdir()
+    for info in list_eval_logs(str(distractor_study)):
+        log = read_eval_log(info.name, header_only=True)
+        if not (log.eval.task_args or {}).get("distractors"):
+            path = Path(info.name.removeprefix("file://"))
+            (only_paper / path.name).write_bytes(path.read_bytes())
+    assert "App. K" not in _report(only_paper, tmp_path / "out")
+
+
+def test_the_dry_run_counts_the_distractors_in_every_audit(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["study", "--model", "spatialstale/observer", "--seeds", "1,2", "--regimes", "L1", "--modalities", "text"]
+    assert main([*argv, "--no-navigation", "--distractors", "0,8", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    calls = {}
+    for line in out.splitlines():
+        words = line.split()
+        if words[:3] == ["spatialstale/observer", "detection", "L1"]:
+            calls[int(words[5])] = int(words[9].replace(",", ""))
+    assert calls == {0: 2 * 7, 8: 2 * 8}  # two seeds, ⌈(64 + K)/10⌉ calls an audit
