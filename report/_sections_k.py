@@ -225,9 +225,11 @@ def crops(det: pd.DataFrame, links: Links) -> Table | None:
                 _mean_ci(base.f1) if not base.empty else MISSING,
                 delta,
                 p,
+                f"{int(np.nansum(part.unparseable))} / {int(np.nansum(part.calls))}",
             ]
         )
     header = ["model", "regime", "modality", "seeds", "F1 crops", "recall crops", "F1 text memory", "Δ F1", "p"]
+    header.append("unparseable / calls")
     return Table(header, rows)
 
 
