@@ -32,7 +32,7 @@ from ._instance import (
     validate_seed,
     validate_size,
 )
-from ._memory import entry_id
+from ._memory import entry_id, entry_text
 from ._regimes import CHANGE_REGIMES, REGIMES
 from ._render import (
     CELL_PX,
@@ -87,6 +87,7 @@ __all__ = [
     "default_seeds",
     "distractor_bank",
     "entry_id",
+    "entry_text",
     "fog",
     "fog_note",
     "generate_grid",

@@ -7,7 +7,7 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
-from spatialstale.scorers import DISTRACTOR_METRICS, stale_f1
+from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, stale_f1
 from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect
 
 VERSION = 2
@@ -34,6 +34,7 @@ def detection(
     observation: str = D.observation,
     prompt_set: str = D.prompt_set,
     distractors: int = D.distractors,
+    edits: bool = D.edits,
     **unknown: object,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
@@ -71,6 +72,10 @@ def detection(
             F1 stays over the cell entries, the audit asks about all n² + K, and the
             metric ``distractor_flag_rate`` (added only when K > 0) is the share of
             distractors flagged.
+        edits: for each entry judged stale, also ask for the corrected entry (the
+            paper's App. K; off by default). The audit prompt gains one request, and
+            the metric ``edit_accuracy`` (added only when on) is the share of truly
+            stale entries given an edit that states the cell's current type.
         **unknown: any other ``-T`` name fails before any model call, naming the
             valid ones (Inspect would otherwise only warn and run without it).
 
@@ -86,10 +91,16 @@ def detection(
             audit_prompt=settings.prompts["audit"],
             structured=settings.structured,
             observation=settings.observation,
+            edits=settings.edits,
         ),
         scorer=stale_f1(),
         # distractor_flag_rate only with distractors: the default log keeps its metrics
-        metrics=[*DISTRACTOR_METRICS] if settings.distractors else None,
+        metrics=[
+            *(DISTRACTOR_METRICS if settings.distractors else DETECTION_METRICS),
+            *(EDIT_METRICS if settings.edits else ()),
+        ]
+        if settings.distractors or settings.edits
+        else None,
         version=VERSION,
         metadata=settings.task_metadata(),
         tags=settings.tags(),

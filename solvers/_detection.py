@@ -18,9 +18,13 @@ from ._windows import Window, window_solve
 DETECTION_STORE_KEY = "spatialstale:detection"
 
 
-def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool) -> Window:
+def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> Window:
     result = tally.result(complete=complete)
-    return {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
+    window: Window = {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
+    if edits:
+        # the edit proposed for each entry flagged stale (none for the others): scored by stale_f1
+        window["edits"] = {mid: tally.edits[mid] for mid in sorted(result.flagged) if mid in tally.edits}
+    return window
 
 
 def _flagged(windows: list[Window]) -> str:
@@ -37,6 +41,7 @@ def detect(
     audit_model_role: str = AUDITOR_ROLE,
     structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
+    edits: bool = DETECTION.edits,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -48,6 +53,8 @@ def detect(
         structured: send a response schema with every audit call (structured output).
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
+        edits: ask for the corrected entry of each entry judged stale and record
+            each window's edits (``-T edits=true``; the prompt asks for them).
     """
 
     sight = Sight(modality, observation)
@@ -65,6 +72,7 @@ def detect(
             structured=structured,
             tally=tally,
             truth=Truth.of(instance, grid),
+            edits=edits,
         )
 
     return window_solve(
@@ -73,6 +81,6 @@ def detect(
         store_key=DETECTION_STORE_KEY,
         start=lambda instance, step, grid: AuditTally(step, instance.memory),
         read=audit,
-        record=_window,
+        record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, edits),
         summary=_flagged,
     )

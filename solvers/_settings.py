@@ -42,7 +42,7 @@ from spatialstale.env import default_seeds as derive_seeds
 from ._errors import TaskParameterError, reported
 from ._plugins import resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
-from ._prompts import MODALITIES, OBSERVATIONS
+from ._prompts import EDITS_REQUEST, MODALITIES, OBSERVATIONS
 from ._strategies import DEFAULT_STRATEGIES, FILTERS, STRATEGIES
 from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
 
@@ -285,6 +285,8 @@ class Axis:
             (``B=10``); an axis without it is tagged only away from its default, as
             ``name=value`` (``prompt_set=minimal``), and not at all when the log
             header does not record it (``task_meta`` False).
+        quiet: recorded (task and sample metadata) only away from its default, so a
+            log at the default is the log of a run before the axis existed.
     """
 
     name: str
@@ -299,6 +301,7 @@ class Axis:
     recorded: bool = False
     task_meta: bool = True
     tag: Callable[[Any], str] | None = None
+    quiet: bool = False
 
     @property
     def value(self) -> Any:
@@ -327,6 +330,7 @@ def axis(
     recorded: bool = False,
     task_meta: bool = True,
     tag: Callable[[Any], str] | None = None,
+    quiet: bool = False,
 ) -> Any:
     """A settings field that is an axis; its name is the field's. A closed vocabulary
     (``values``) is read as one of its values unless ``read`` says otherwise."""
@@ -346,6 +350,7 @@ def axis(
         "recorded": recorded,
         "task_meta": task_meta,
         "tag": tag,
+        "quiet": quiet,
     }
     return field(default=read(default, "default"), metadata={AXIS: spec})
 
@@ -496,14 +501,20 @@ class GridSettings:
         """What the task's log header records of its settings."""
         out: dict[str, object] = {}
         for a in self.axes():
+            value = getattr(self, a.name)
+            if a.quiet and value == a.value:
+                continue
             if a.task_meta and a.name != "prompt_set":  # the set is recorded with its version and hash, last
-                value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
         return {**out, **self.distractor_record(), **self.prompt_record}
 
     def sample_metadata(self) -> dict[str, object]:
         """What every sample's metadata records of the settings (beside its instance)."""
-        return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded}
+        return {
+            a.name: getattr(self, a.name)
+            for a in self.axes()
+            if a.recorded and not (a.quiet and getattr(self, a.name) == a.value)
+        }
 
     def tags(self) -> list[str]:
         """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
@@ -554,6 +565,24 @@ class DetectionSettings(GridSettings):
     prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
 
     distractors: int = distractors_axis()
+    edits: bool = axis(
+        False,
+        "for each entry judged stale, also ask for the corrected entry, scored by edit_accuracy (App. K); "
+        "off in the paper",
+        read=boolean,
+        title="edits",
+        flag="--edits",
+        in_id=lambda on: "-edits",
+        show=lambda on: str(on).lower(),
+        recorded=True,
+        quiet=True,  # default logs stay as they were
+    )
+
+    @classmethod
+    def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
+        # the edits request follows the set's audit prompt; the set's own texts are unchanged
+        prompt = prompt_set.prompt(kind)
+        return prompt + EDITS_REQUEST if kind == "audit" and values.get("edits") else prompt
 
 
 @dataclass(frozen=True)
