@@ -210,7 +210,7 @@ async def batched_audit(
                 reading(e.id, parsed.unanswered, parsed.conflicting, "stale" if flagged else "valid"),
             )
             if edits:
-                row = (*row, parsed.edits.get(e.id, "-"))
+                row = (*row, _cell_text(parsed.edits.get(e.id, "-")))
             if truth is not None:
                 result = truth.result(e, flagged)
                 results[result] += 1
@@ -254,6 +254,12 @@ async def batched_audit(
         ),
     )
     return tally.result()
+
+
+def _cell_text(text: str, limit: int = 80) -> str:
+    """A model's text as one cell of a markdown table: one line, no column bar, short."""
+    flat = " ".join(text.split()).replace("|", "/")
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _plural(result: str, count: int) -> str:

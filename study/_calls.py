@@ -49,9 +49,10 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos, fog
+from spatialstale.env import CELL_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text, fog
 from spatialstale.solvers import PROMPT_SETS, NavigationSettings, PromptSet, Sight, batches_of, detection_windows
 from spatialstale.solvers._prompts import (
+    EDITS_REQUEST,
     audit_messages,
     fill_prompt,
     navigate_messages,
@@ -274,8 +275,9 @@ def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
     )
 
 
-def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str]) -> str:
-    """A correct audit answer in the requested format, reasons like the prompt's example."""
+def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: bool = False) -> str:
+    """A correct audit answer in the requested format, reasons like the prompt's example;
+    with ``edits``, each stale verdict also holds the corrected entry."""
     return json.dumps(
         [
             {
@@ -283,6 +285,11 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str]) -> str:
                 "is_stale": e.id in stale,
                 "reason": f"({e.row},{e.col}) is {'H' if (e.claim == 'SAFE') == (e.id in stale) else 'F'} "
                 f"in the current grid; the claim {'fails' if e.id in stale else 'holds'}",
+                **(
+                    {"edit": entry_text(e.pos, Cell.HOLE if e.claim == "SAFE" else Cell.FROZEN)}
+                    if edits and e.id in stale
+                    else {}
+                ),
             }
             for e in batch
         ]
@@ -298,6 +305,7 @@ class Asked:
     meter: Meter
     batch_size: int
     view_radius: int | None = None
+    edits: bool = False
 
     @classmethod
     def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
@@ -308,6 +316,7 @@ class Asked:
             meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
             view_radius=getattr(settings, "view_radius", None),
+            edits=getattr(settings, "edits", False),
         )
 
     def seen(self, instance: Instance, grid: Grid) -> Grid:
@@ -321,8 +330,9 @@ class Asked:
         seen = self.seen(instance, grid)
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
-            messages = audit_messages(batches[i], seen, instance.start, self.sight, self.prompts.audit)
-            return messages, audit_answer(batches[i], stale)
+            prompt = self.prompts.audit + (EDITS_REQUEST if self.edits else "")
+            messages = audit_messages(batches[i], seen, instance.start, self.sight, prompt)
+            return messages, audit_answer(batches[i], stale, self.edits)
 
         return chain(call_at, len(batches), self.meter).concurrent()
 
