@@ -118,8 +118,8 @@ REJECTED = {
     "empty prompt": (["-T", "audit_prompt="], "audit_prompt must not be empty; got ''"),
     "misspelled name": (
         ["-T", "regmie=L1"],
-        "unknown task parameter 'regmie' (did you mean 'regime'?); valid: audit_prompt, batch_size, distractors, edits, "
-        "master_seed, modality, n_seeds, observation, prompt_set, regime, seeds, size, structured",
+        "unknown task parameter 'regmie' (did you mean 'regime'?); valid: audit_prompt, batch_size, distractors, "
+        "edits, master_seed, modality, n_seeds, observation, prompt_set, regime, seeds, size, structured",
     ),
     "unknown agent": (
         ["--model", "spatialstale/oracle"],
