@@ -21,6 +21,9 @@ from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, resolve_sample_a
 from spatialstale.env import default_seeds
 from spatialstale.evals.detection import detection
 from spatialstale.solvers import EDITS_REQUEST, TaskParameterError
+from spatialstale.study import Study, study_tasks
+from spatialstale.study._cli import main
+from spatialstale.study._estimate import plan
 from tests.conftest import run_eval
 
 SEEDS = list(default_seeds()[:2])
@@ -169,3 +172,23 @@ def test_a_custom_audit_prompt_is_sent_as_given() -> None:
     assert "audit_prompt=custom" in task.tags
     default = detection(seeds=SEED_ARG, edits=True)
     assert "audit_prompt=custom" not in default.tags
+
+
+def test_a_study_runs_edits_as_its_own_detection_cells_and_prices_them(capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = study_tasks(seeds=SEEDS[:1], regimes=["L2"], modalities=["text"], axes={"edits": [False, True]})
+    detection_cells = [t for t in tasks if t.kind == "detection"]
+    assert [t.args().get("edits") for t in detection_cells] == [None, True]  # passed only away from the default
+    assert [t.axes() for t in detection_cells] == [{}, {"edits": "true"}]
+    assert len([t for t in tasks if t.kind == "navigation"]) == 5  # a detection axis: navigation runs once
+    rows = plan(Study(("m",), detection_cells))
+    off, on = (r.estimate.total for r in rows)
+    assert (on.calls, on.prompt_tokens > off.prompt_tokens, on.completion_tokens > off.completion_tokens) == (
+        off.calls,
+        True,
+        True,
+    )
+    assert main(["study", "--model", "spatialstale/observer", "--n-seeds", "1", "--regimes", "L2",
+                 "--no-navigation", "--edits", "false,true", "--dry-run"]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].split()[:4] == ["model", "task", "edits", "samples"]
+    assert "detection L2 text B=10    true" in printed
