@@ -3,6 +3,7 @@
 from ._metrics import (
     death_rate,
     death_steps,
+    edit_accuracy,
     f1_mean,
     f1_std,
     limit_rate,
@@ -31,6 +32,7 @@ __all__ = [
     "death_rate",
     "death_steps",
     "detection_breakdown",
+    "edit_accuracy",
     "episode_outcome",
     "f1_mean",
     "f1_std",
