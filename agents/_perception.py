@@ -66,6 +66,8 @@ _POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
 _AGENT_AT = re.compile(r"\bAgent at\s*\((\d+)\s*,\s*(\d+)\)")
 _GOAL = re.compile(r"\bGoal(?: at|:)\s*\((\d+)\s*,\s*(\d+)\)")
 _SIZE = re.compile(r"\bgrid of (\d+)\s*x\s*(\d+) cells")
+_EDITS_ASKED = re.compile(r"[\"']edit[\"']\s*:")
+"""An audit prompt that asks for an ``edit`` of each stale entry (``-T edits=true``)."""
 _ASKED_CELL = re.compile(r"^\s*\((\d+)\s*,\s*(\d+)\)\s*$", re.MULTILINE)
 """A perception prompt's question: a line holding only ``(r,c)``."""
 
@@ -124,6 +126,9 @@ class Perception:
     notes: tuple[str, ...] = ()
     """The ids of memory entries about no cell (rules, past episodes, the agent
     itself: ``-T distractors``), in order; nothing in the grid can contradict them."""
+    edits: bool = False
+    """Whether the prompt asks for the corrected entry of each stale one (an ``"edit":``
+    key in its example: ``-T edits=true``)."""
 
     @property
     def size(self) -> int:
@@ -422,4 +427,5 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         cells=cells,
         unknown=read_unknown(text),
         notes=tuple(mid for mid in read_notes(text) if mid not in dict(crops)),
+        edits=_EDITS_ASKED.search(text) is not None,
     )

@@ -13,6 +13,7 @@ offers tools (the tool-using navigator, ``-T agent=tools``) is answered with too
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import sys
@@ -91,6 +92,17 @@ def _usage(messages: list[ChatMessage], answer: str) -> ModelUsage:
     return ModelUsage(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
 
 
+def structured(answer: str, config: GenerateConfig) -> str:
+    """``answer`` in the form a response schema asks for: a JSON array the prompt shows
+    wrapped in the schema's one root key (``{"verdicts": [...]}``) when structured
+    output is on (``-T structured=true``); anything else as it is."""
+    schema = config.response_schema
+    keys = list((schema.json_schema.properties or {}) if schema is not None else {})
+    if len(keys) != 1 or not answer.startswith("["):
+        return answer
+    return json.dumps({keys[0]: json.loads(answer)})
+
+
 class ReferenceAgentAPI(ModelAPI):
     """The reference agents ``observer``, ``credulous``, ``random`` and ``colourblind``.
 
@@ -130,7 +142,7 @@ class ReferenceAgentAPI(ModelAPI):
             output = tool_output(self.model_name, self.policy, input, tools, answer_rng(config.seed, input))
             output.usage = _usage(input, output.message.text)
             return output
-        answer = self.policy.answer(perceive(input), answer_rng(config.seed, input))
+        answer = structured(self.policy.answer(perceive(input), answer_rng(config.seed, input)), config)
         output = ModelOutput.from_content(model=self.model_name, content=answer)
         output.usage = _usage(input, answer)
         return output

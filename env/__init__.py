@@ -33,7 +33,7 @@ from ._instance import (
     validate_seed,
     validate_size,
 )
-from ._memory import entry_id
+from ._memory import entry_id, entry_text
 from ._regimes import CHANGE_REGIMES, REGIMES
 from ._render import (
     CELL_PX,
@@ -105,6 +105,7 @@ __all__ = [
     "distractor_bank",
     "entry_crop",
     "entry_id",
+    "entry_text",
     "fog",
     "fog_note",
     "generate_grid",

@@ -7,7 +7,7 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
-from spatialstale.scorers import DISTRACTOR_METRICS, stale_f1
+from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, stale_f1
 from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect
 
 VERSION = 2
@@ -35,6 +35,7 @@ def detection(
     prompt_set: str = D.prompt_set,
     distractors: int = D.distractors,
     memory: str = D.memory,
+    edits: bool = D.edits,
     **unknown: object,
 ) -> Task:
     """Stale-memory detection (SPEC §6): one sample per seed, scored by stale-entry F1.
@@ -76,6 +77,10 @@ def detection(
             shown as its id and a picture of its cell's 3x3 neighbourhood as
             remembered, to compare with the current image (needs ``modality`` vision
             or both, and no distractors). Same batches, answers and scores.
+        edits: for each entry judged stale, also ask for the corrected entry (the
+            paper's App. K; off by default). The audit prompt gains one request, and
+            the metric ``edit_accuracy`` (added only when on) is the share of truly
+            stale entries given an edit that states the cell's current type.
         **unknown: any other ``-T`` name fails before any model call, naming the
             valid ones (Inspect would otherwise only warn and run without it).
 
@@ -92,10 +97,16 @@ def detection(
             structured=settings.structured,
             observation=settings.observation,
             memory=settings.memory,
+            edits=settings.edits,
         ),
         scorer=stale_f1(),
         # distractor_flag_rate only with distractors: the default log keeps its metrics
-        metrics=[*DISTRACTOR_METRICS] if settings.distractors else None,
+        metrics=[
+            *(DISTRACTOR_METRICS if settings.distractors else DETECTION_METRICS),
+            *(EDIT_METRICS if settings.edits else ()),
+        ]
+        if settings.distractors or settings.edits
+        else None,
         version=VERSION,
         metadata=settings.task_metadata(),
         tags=settings.tags(),

@@ -3,6 +3,7 @@
 from ._metrics import (
     death_rate,
     death_steps,
+    edit_accuracy,
     f1_mean,
     f1_std,
     limit_rate,
@@ -18,10 +19,12 @@ from ._metrics import (
 )
 from ._probe import cell_class, implied_detection, perception_accuracy, perception_breakdown, perception_scores
 from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
-from ._scorers import DISTRACTOR_METRICS, claims_from_g0, episode_outcome, stale_f1
+from ._scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, claims_from_g0, episode_outcome, stale_f1
 
 __all__ = [
+    "DETECTION_METRICS",
     "DISTRACTOR_METRICS",
+    "EDIT_METRICS",
     "Confusion",
     "cell_class",
     "claims_from_g0",
@@ -29,6 +32,7 @@ __all__ = [
     "death_rate",
     "death_steps",
     "detection_breakdown",
+    "edit_accuracy",
     "episode_outcome",
     "f1_mean",
     "f1_std",

@@ -8,7 +8,7 @@ from typing import cast
 
 from inspect_ai.scorer import Metric, MetricProtocol, SampleScore, Value, metric
 
-from ._pure import Confusion
+from ._pure import Confusion, _ratio
 
 
 def score_values(scores: list[SampleScore], key: str) -> list[float]:
@@ -146,6 +146,18 @@ def pooled_ratio(numerator: str, denominator: str) -> Metric:
     def compute(scores: list[SampleScore]) -> Value:
         total = _sum(scores, denominator)
         return _sum(scores, numerator) / total if total else math.nan
+
+    return compute
+
+
+@metric
+def edit_accuracy() -> Metric:
+    """Truly stale entries given a correct edit over the truly stale entries, pooled
+    (``edits_correct`` / ``edits_stale``). With no stale entry at all it follows recall's
+    empty rule: 1.0 when nothing was flagged either, else 0.0."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _ratio(int(_sum(scores, "edits_correct")), int(_sum(scores, "edits_stale")), _sum(scores, "fp") == 0)
 
     return compute
 

@@ -8,10 +8,10 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, OUTCOMES
+from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, OUTCOMES, edit_counts, judge_edit
 
 from . import _metrics as m
-from ._pure import Confusion, detection_breakdown, rate
+from ._pure import Confusion, _ratio, detection_breakdown, rate
 
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
@@ -45,6 +45,31 @@ def distractor_flags(windows: list[dict[str, Any]], distractor_ids: set[str]) ->
     return flagged, len(distractor_ids) * len(windows)
 
 
+def cell_positions(size: int, cell_ids: list[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Each cell entry's (row, col), by id (``cell_ids`` as in :func:`claims_from_g0`)."""
+    ids = cell_ids or [entry_id((r, c), size) for r in range(size) for c in range(size)]
+    return {ids[r * size + c]: (r, c) for r in range(size) for c in range(size)}
+
+
+def edit_judgments(windows: list[dict[str, Any]], positions: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    """Each truly stale entry of each window with the edit proposed for it (``None``
+    when it was not flagged, or flagged without one) and its judgment against the
+    window's grid: ``correct``, ``wrong``, ``missing`` or ``unreadable``."""
+    out: list[dict[str, Any]] = []
+    for index, window in enumerate(windows):
+        flagged = set(window["flagged"])
+        edits = window.get("edits") or {}
+        for mid in window["truth"]:
+            if mid not in positions:
+                continue
+            r, c = positions[mid]
+            now_hole = window["grid"][r][c] == "H"
+            edit = edits.get(mid) if mid in flagged else None
+            judged = judge_edit(edit, (r, c), now_hole)
+            out.append({"window": index, "id": mid, "now": "H" if now_hole else "F", "edit": edit, "judged": judged})
+    return out
+
+
 def _record(state: TaskState, key: str) -> Any:
     record = state.store.get(key)
     if record is None:
@@ -72,6 +97,10 @@ DISTRACTOR_METRICS = [
 ]
 """The detection metrics of a run with distractors: ``distractor_flag_rate`` (the share
 of distractor judgments flagged stale) after the paper's, so a default log is unchanged."""
+
+EDIT_METRICS = [by(m.edit_accuracy(), "regime", "edit_accuracy")]
+"""Added after the others with ``-T edits=true``: ``edit_accuracy``, the truly stale
+entries given a correct edit over the truly stale entries, pooled (``m.edit_accuracy``)."""
 
 
 @scorer(metrics=DETECTION_METRICS)
@@ -117,6 +146,15 @@ def stale_f1() -> Scorer:
         if distractor_ids:
             flagged, judged = distractor_flags(windows, distractor_ids)
             value |= {"distractors_flagged": flagged, "distractor_judgments": judged}
+        edits = (
+            edit_judgments(windows, cell_positions(len(meta["g0"]), meta.get("cell_ids")))
+            if meta.get("edits")
+            else None
+        )
+        if edits is not None:
+            counts = edit_counts(e["judged"] for e in edits)
+            value |= {**counts, "edits_stale": len(edits)}
+            value["edit_accuracy"] = _ratio(counts["edits_correct"], len(edits), c.fp == 0)
         return Score(
             value=cast(Any, value),
             answer=f"F1 {c.f1:.3f} (P {c.precision:.3f}, R {c.recall:.3f})",
@@ -126,6 +164,12 @@ def stale_f1() -> Scorer:
                 f"unparseable calls {b['unparseable']}, unanswered {b['unanswered']}, "
                 f"conflicting {b['conflicting']}, unknown ids {b['unknown_ids']}"
                 + (f"; ended early: {record['limit']}" if record["limit"] else "")
+                + (
+                    f"; edits of the {len(edits)} stale entries: correct {value['edits_correct']}, wrong "
+                    f"{value['edits_wrong']}, missing {value['edits_missing']}, unreadable {value['edits_unreadable']}"
+                    if edits is not None
+                    else ""
+                )
             ),
             metadata={
                 "flags": b["flags"],
@@ -133,6 +177,7 @@ def stale_f1() -> Scorer:
                 "freeze": {"detected": freeze[0], "total": freeze[1]},
                 "windows": windows,
                 "limit": record["limit"],
+                **({"edits": edits} if edits is not None else {}),
             },
         )
 

@@ -14,6 +14,7 @@ from ._answers import (
 from ._audit import AuditResult, batched_audit, selfverify_audit
 from ._batches import batches_of, n_batches
 from ._detection import DETECTION_STORE_KEY, detect
+from ._edits import EDIT_JUDGMENTS, edit_claim, edit_counts, judge_edit
 from ._episode import OUTCOMES, Episode, StepRecord
 from ._errors import TaskParameterError
 from ._navigation import EPISODE_STORE_KEY, navigate, run_episode
@@ -24,6 +25,7 @@ from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
+    EDITS_REQUEST,
     MEMORIES,
     MODALITIES,
     OBSERVATIONS,
@@ -68,6 +70,8 @@ __all__ = [
     "DEFAULT_TOOLS_PROMPT",
     "DETECTION",
     "DETECTION_STORE_KEY",
+    "EDITS_REQUEST",
+    "EDIT_JUDGMENTS",
     "ENTRY_POINT_GROUP",
     "EPISODE_STORE_KEY",
     "FILTERING",
@@ -109,7 +113,10 @@ __all__ = [
     "batches_of",
     "detect",
     "detection_windows",
+    "edit_claim",
+    "edit_counts",
     "installed_plugins",
+    "judge_edit",
     "make_strategy",
     "n_batches",
     "navigate",

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Literal
 
 from spatialstale.env import Action
 
+from ._edits import edit_value, text_edits
 from ._scan import MEMORY_ID, REASON_CHARS, IdBook, Scan, clip, lowered, scan, scan_notes, stale_value, strip_reasoning
 
 ACTION_WORDS = {"UP": Action.UP, "DOWN": Action.DOWN, "LEFT": Action.LEFT, "RIGHT": Action.RIGHT}
@@ -60,6 +61,7 @@ class _Record:
     stale: bool | None
     reason: str = ""
     conflicting: bool = False
+    edit: str | None = None
 
 
 def _records(found: Scan, book: IdBook) -> list[_Record]:
@@ -74,7 +76,7 @@ def _records(found: Scan, book: IdBook) -> list[_Record]:
         if raw_id is not None:
             stale, conflicting = _object_verdict(low)
             if stale is not None or conflicting or MEMORY_ID.match(str(raw_id)):
-                records.append(_Record(clip(raw_id), stale, _reason(low), conflicting))
+                records.append(_Record(clip(raw_id), stale, _reason(low), conflicting, edit_value(low)))
                 continue
         for key, value in obj.items():
             if MEMORY_ID.match(str(key)) is None:
@@ -82,7 +84,7 @@ def _records(found: Scan, book: IdBook) -> list[_Record]:
             if isinstance(value, dict):
                 inner = lowered(value)
                 stale, conflicting = _object_verdict(inner)
-                records.append(_Record(clip(key), stale, _reason(inner), conflicting))
+                records.append(_Record(clip(key), stale, _reason(inner), conflicting, edit_value(inner)))
             elif not isinstance(value, list):
                 records.append(_Record(clip(key), stale_value(value)))
     return records
@@ -110,6 +112,8 @@ class AuditParse:
     counted apart from unanswered); ``unknown_ids`` are ids the answer names that
     are not in the batch (ignored). ``error`` is set when not one verdict for the
     batch could be read; ``notes`` say what else was off (truncated, reasoning only).
+    ``edits`` maps each id judged stale to the corrected entry the answer proposes
+    for it, when it proposes one (``-T edits=true``; see ``_edits``).
     """
 
     verdicts: dict[str, tuple[bool, str]] = field(default_factory=dict)
@@ -118,13 +122,14 @@ class AuditParse:
     unknown_ids: list[str] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    edits: dict[str, str] = field(default_factory=dict)
 
     @property
     def flagged(self) -> set[str]:
         return {mid for mid, (stale, _) in self.verdicts.items() if stale}
 
 
-def read_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
+def read_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[int, int]] | None = None) -> AuditParse:
     """Read an audit answer for a batch of memory ids.
 
     A verdict is an object naming a memory id (``memory_id``, ``id``, ``entry`` …)
@@ -135,6 +140,11 @@ def read_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
     "stale"}``), found anywhere in the answer (module grammar). Only when there is
     none, ``mem_001: stale`` lines are read. An id given the same verdict twice
     counts once; an id given contradicting verdicts is ``conflicting``.
+
+    The edit proposed for an entry judged stale is read from its object's edit key
+    (``edit``, ``correction``, ``replacement`` …), else, given the batch's ``cells``
+    (id -> (row, col)), from a line of prose (``mem_012: stale -> DANGER at (3,4)``,
+    ``replace 'SAFE at (3,4)' with 'DANGER at (3,4)'``, a table row).
     """
     book = IdBook(batch_ids)
     result = AuditParse()
@@ -145,6 +155,7 @@ def read_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
     records = _records(found, book) or _line_records(answer, limit)
     readings: dict[str, set[bool]] = {}
     reasons: dict[str, str] = {}
+    edits: dict[str, str] = {}
     conflicted: set[str] = set()
     for record in records:
         mid = book.lookup(record.raw_id)
@@ -157,6 +168,8 @@ def read_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
         elif record.stale is not None:
             readings.setdefault(mid, set()).add(record.stale)
             reasons.setdefault(mid, record.reason)
+            if record.stale and record.edit is not None:
+                edits.setdefault(mid, record.edit)
     for mid in book.ids:
         seen = readings.get(mid, set())
         if mid in conflicted or len(seen) > 1:
@@ -165,6 +178,10 @@ def read_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
             result.verdicts[mid] = (next(iter(seen)), reasons[mid])
         else:
             result.unanswered.append(mid)
+    if cells is not None:
+        edits = {**text_edits(answer, cells), **edits}
+    flagged = result.flagged
+    result.edits = {mid: edit for mid, edit in edits.items() if mid in flagged}
     if book.ids and not result.verdicts:
         if result.conflicting:
             result.error = "only conflicting verdicts for the batch"
@@ -493,9 +510,9 @@ def _decide(moves: list[str], notes: tuple[str, ...]) -> ActionParse:
     return ActionParse(None, "ambiguous", tuple(moves), notes)
 
 
-def parse_audit(text: str, batch_ids: Iterable[str]) -> AuditParse:
+def parse_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[int, int]] | None = None) -> AuditParse:
     """Alias of ``read_audit``."""
-    return read_audit(text, batch_ids)
+    return read_audit(text, batch_ids, cells)
 
 
 def parse_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:

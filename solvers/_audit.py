@@ -22,6 +22,7 @@ from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos, cell_at
 from ._answers import AuditParse, parse_audit, parse_selfverify
 from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
 from ._cost import record_call
+from ._edits import judge_edit
 from ._prompts import (
     Pictures,
     Sight,
@@ -104,6 +105,15 @@ class Truth:
         now = cell_at(self.grid, entry.pos)
         return f"stale: was {_CELL_WORDS[entry.cell]}, now {_CELL_WORDS[now]}"
 
+    def edit(self, entry: MemoryEntry, flagged: bool, edit: str | None) -> str:
+        """A stale entry's proposed edit judged against the live cell (``correct``,
+        ``wrong``, ``missing``, ``unreadable``; see ``_edits.judge_edit``); ``-`` for a
+        valid entry, whose edit is not scored."""
+        if entry.id not in self.stale:
+            return "-"
+        now_hole = cell_at(self.grid, entry.pos) is Cell.HOLE
+        return judge_edit(edit if flagged else None, entry.pos, now_hole)
+
     def result(self, entry: MemoryEntry, flagged: bool) -> str:
         """One of :data:`RESULTS`."""
         if entry.id in self.stale:
@@ -129,6 +139,7 @@ class AuditTally:
     conflicting: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)
+    edits: dict[str, str] = field(default_factory=dict)
     calls: int = 0
     unparseable: int = 0
 
@@ -140,6 +151,7 @@ class AuditTally:
         self.conflicting += parsed.conflicting
         self.unknown += parsed.unknown_ids
         self.reasons.update({mid: reason for mid, (stale, reason) in parsed.verdicts.items() if stale})
+        self.edits.update(parsed.edits)
         self.unparseable += parsed.error is not None
 
     def result(self, *, complete: bool = True) -> AuditResult:
@@ -172,6 +184,7 @@ async def batched_audit(
     tally: AuditTally | None = None,
     truth: Truth | None = None,
     pictures: Pictures | None = None,
+    edits: bool = False,
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
@@ -181,6 +194,9 @@ async def batched_audit(
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
     false alarms and correct keeps and naming the entries judged wrong; it changes no
     judgment. With ``pictures`` (``-T memory=crops``) each entry is shown as its crop.
+    judgment. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
+    stale verdict, the edits are read into the tally and the table shows each one
+    (judged against the truth when given).
     """
     tally = tally if tally is not None else AuditTally(step, entries)
     results: Counter[str] = Counter()
@@ -196,12 +212,16 @@ async def batched_audit(
                 e.text,
                 reading(e.id, parsed.unanswered, parsed.conflicting, "stale" if flagged else "valid"),
             )
+            if edits:
+                row = (*row, _cell_text(parsed.edits.get(e.id, "-")))
             if truth is not None:
                 result = truth.result(e, flagged)
                 results[result] += 1
                 if result in ("miss", "false alarm"):
                     wrong.setdefault(result, []).append(e.id)
                 row = (*row, truth.says(e), marked(result))
+                if edits:
+                    row = (*row, truth.edit(e, flagged, parsed.edits.get(e.id)))
             rows.append(row)
         return rows
 
@@ -221,15 +241,28 @@ async def batched_audit(
         batches_of(entries, batch_size),
         kind="audit",
         messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt, pictures),
-        config=lambda batch: answer_config(audit_schema(_ids(batch)), structured, model),
-        read=lambda text, batch: parse_audit(text, _ids(batch)),
+        config=lambda batch: answer_config(audit_schema(_ids(batch), edits), structured, model),
+        read=lambda text, batch: parse_audit(text, _ids(batch), {e.id: e.pos for e in batch} if edits else None),
         keep=keep,
         notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
         table=BatchTable(
-            ("entry", "claim", "verdict", *(("truth", "result") if truth is not None else ())), summary=summary
+            (
+                "entry",
+                "claim",
+                "verdict",
+                *(("edit",) if edits else ()),
+                *(("truth", "result", *(("edit judged",) if edits else ())) if truth is not None else ()),
+            ),
+            summary=summary,
         ),
     )
     return tally.result()
+
+
+def _cell_text(text: str, limit: int = 80) -> str:
+    """A model's text as one cell of a markdown table: one line, no column bar, short."""
+    flat = " ".join(text.split()).replace("|", "/")
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _plural(result: str, count: int) -> str:

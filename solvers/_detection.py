@@ -18,9 +18,13 @@ from ._windows import Window, window_solve
 DETECTION_STORE_KEY = "spatialstale:detection"
 
 
-def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool) -> Window:
+def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> Window:
     result = tally.result(complete=complete)
-    return {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
+    window: Window = {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
+    if edits:
+        # the edit proposed for each entry flagged stale (none for the others): scored by stale_f1
+        window["edits"] = {mid: tally.edits[mid] for mid in sorted(result.flagged) if mid in tally.edits}
+    return window
 
 
 def _flagged(windows: list[Window]) -> str:
@@ -38,6 +42,7 @@ def detect(
     structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
     memory: str = DETECTION.memory,
+    edits: bool = DETECTION.edits,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -51,6 +56,8 @@ def detect(
             the holes (the same grid in less text; for large grids).
         memory: ``text`` (each entry's claim, the paper) or ``crops`` (each entry's
             id, then a picture of its cell's neighbourhood as remembered).
+        edits: ask for the corrected entry of each entry judged stale and record
+            each window's edits (``-T edits=true``; the prompt asks for them).
     """
 
     sight = Sight(modality, observation)
@@ -69,6 +76,7 @@ def detect(
             tally=tally,
             truth=Truth.of(instance, grid),
             pictures=Pictures(instance.g0) if memory == "crops" else None,
+            edits=edits,
         )
 
     return window_solve(
@@ -77,6 +85,6 @@ def detect(
         store_key=DETECTION_STORE_KEY,
         start=lambda instance, step, grid: AuditTally(step, instance.memory),
         read=audit,
-        record=_window,
+        record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, edits),
         summary=_flagged,
     )

@@ -42,7 +42,7 @@ from spatialstale.env import default_seeds as derive_seeds
 from ._errors import TaskParameterError, reported
 from ._plugins import resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
-from ._prompts import MEMORIES, MODALITIES, OBSERVATIONS, crops_prompt
+from ._prompts import EDITS_REQUEST, MEMORIES, MODALITIES, OBSERVATIONS, crops_prompt
 from ._strategies import DEFAULT_STRATEGIES, FILTERS, STRATEGIES
 from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
 
@@ -589,12 +589,27 @@ class DetectionSettings(GridSettings):
                 f"use distractors=0 with memory=crops; got distractors={self.distractors}"
             )
 
+    edits: bool = axis(
+        False,
+        "for each entry judged stale, also ask for the corrected entry, scored by edit_accuracy (App. K); "
+        "off in the paper",
+        read=boolean,
+        title="edits",
+        flag="--edits",
+        in_id=lambda on: "-edits",
+        show=lambda on: str(on).lower(),
+        recorded=True,
+        record_default=False,  # default logs stay as they were
+    )
+
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        # pictures of the memory: the set's audit prompt says what they show
-        if kind == "audit" and values["memory"] == "crops":
-            return crops_prompt(prompt_set.prompt(kind))
-        return prompt_set.prompt(kind)
+        # pictures of the memory: the set's audit prompt says what they show; the edits
+        # request follows it. The set's own texts are unchanged.
+        prompt = prompt_set.prompt(kind)
+        if kind == "audit" and values.get("memory") == "crops":
+            prompt = crops_prompt(prompt)
+        return prompt + EDITS_REQUEST if kind == "audit" and values.get("edits") else prompt
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Grid, Instance, MemoryEntry, Pos, fog
+from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text, fog
 from spatialstale.solvers import (
     PROMPT_SETS,
     NavigationSettings,
@@ -60,6 +60,7 @@ from spatialstale.solvers import (
     detection_windows,
 )
 from spatialstale.solvers._prompts import (
+    EDITS_REQUEST,
     audit_messages,
     crops_prompt,
     fill_prompt,
@@ -295,8 +296,9 @@ def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
     )
 
 
-def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str]) -> str:
-    """A correct audit answer in the requested format, reasons like the prompt's example."""
+def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: bool = False) -> str:
+    """A correct audit answer in the requested format, reasons like the prompt's example;
+    with ``edits``, each stale verdict also holds the corrected entry."""
     return json.dumps(
         [
             {
@@ -304,6 +306,11 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str]) -> str:
                 "is_stale": e.id in stale,
                 "reason": f"({e.row},{e.col}) is {'H' if (e.claim == 'SAFE') == (e.id in stale) else 'F'} "
                 f"in the current grid; the claim {'fails' if e.id in stale else 'holds'}",
+                **(
+                    {"edit": entry_text(e.pos, Cell.HOLE if e.claim == "SAFE" else Cell.FROZEN)}
+                    if edits and e.id in stale
+                    else {}
+                ),
             }
             for e in batch
         ]
@@ -320,6 +327,7 @@ class Asked:
     batch_size: int
     view_radius: int | None = None
     memory: str = "text"
+    edits: bool = False
 
     @classmethod
     def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
@@ -331,6 +339,7 @@ class Asked:
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
             view_radius=getattr(settings, "view_radius", None),
             memory=getattr(settings, "memory", "text"),
+            edits=getattr(settings, "edits", False),
         )
 
     def seen(self, instance: Instance, grid: Grid) -> Grid:
@@ -345,11 +354,13 @@ class Asked:
 
         crops = self.memory == "crops"
         pictures = Pictures(instance.g0, image=crop_named) if crops else None
-        prompt = crops_prompt(self.prompts.audit) if crops else self.prompts.audit
+        prompt = (crops_prompt(self.prompts.audit) if crops else self.prompts.audit) + (
+            EDITS_REQUEST if self.edits else ""
+        )
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
             messages = audit_messages(batches[i], seen, instance.start, self.sight, prompt, pictures)
-            return messages, audit_answer(batches[i], stale)
+            return messages, audit_answer(batches[i], stale, self.edits)
 
         return chain(call_at, len(batches), self.meter).concurrent()
 

@@ -28,7 +28,32 @@ def _ids(text: str) -> list[str]:
     return _ID.findall(text)
 
 
-def _verdicts(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
+def _edit(rng: random.Random) -> Any:
+    """A proposed edit (``-T edits=true``), right, wrong, unreadable or hostile."""
+    r, c = rng.randrange(10), rng.randrange(10)
+    return rng.choice(
+        [
+            f"DANGER at ({r},{c}): Hole - dangerous, do not step",
+            f"SAFE at ({r},{c}): Frozen ice - safe to walk",
+            f"replace 'SAFE at ({r},{c})' with 'DANGER at ({r},{c})'",
+            "SAFE and DANGER",
+            "H",
+            "was a hole, not safe, no longer frozen",
+            _noise(rng, 60),
+            "(" * rng.randint(1, 300) + "DANGER",
+            "x" * rng.randint(1, 5000),
+            None,
+            "",
+            7,
+            True,
+            [],
+            {"claim": "DANGER", "cell": [r, c]},
+            [[["SAFE"]]],
+        ]
+    )
+
+
+def _verdicts(rng: random.Random, ids: list[str], edits: bool = False) -> list[dict[str, Any]]:
     chosen = [i for i in ids if rng.random() < 0.9]
     out: list[dict[str, Any]] = []
     for mid in chosen:
@@ -43,6 +68,8 @@ def _verdicts(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
             item["reason"] = _noise(rng, 40)
         if rng.random() < 0.2:
             item["confidence"] = rng.random()
+        if edits and rng.random() < 0.7:
+            item[rng.choice(["edit", "correction", "replacement", "Fix", "new_entry"])] = _edit(rng)
         out.append(item)
         if rng.random() < 0.1:
             out.append({**item, key: not value if isinstance(value, bool) else "stale"})
@@ -122,12 +149,25 @@ def _action(rng: random.Random) -> str:
     return rng.choice(templates)
 
 
-def fuzz_answer(rng: random.Random, kind: str, ids: list[str]) -> str:
-    """One randomized answer to a call of ``kind`` (audit, selfverify, navigate)."""
+def _edit_lines(rng: random.Random, ids: list[str]) -> str:
+    """Verdicts and edits in prose: ``mem_012: stale -> DANGER at (3,4)`` and the like."""
+    lines = []
+    for mid in ids:
+        edit = _edit(rng)
+        arrow = rng.choice(["->", "→", "=>", "| stale |", "edit:", "replace with"])
+        lines.append(f"{rng.choice(['', '- ', '| '])}{mid}: {rng.choice(['stale', 'valid'])} {arrow} {edit}")
+    return "\n".join(lines)
+
+
+def fuzz_answer(rng: random.Random, kind: str, ids: list[str], edits: bool = False) -> str:
+    """One randomized answer to a call of ``kind`` (audit, selfverify, navigate);
+    ``edits`` when the audit prompt asks for the corrected entries."""
     if rng.random() < 0.35:
         return _hostile(rng)
+    if kind == "audit" and edits and rng.random() < 0.3:
+        return _edit_lines(rng, ids)
     if kind == "audit":
-        verdicts = _verdicts(rng, ids)
+        verdicts = _verdicts(rng, ids, edits)
         if rng.random() < 0.2:
             return _encode(rng, {rng.choice(["verdicts", "results", "data"]): verdicts})
         if rng.random() < 0.1:
@@ -174,7 +214,8 @@ class FuzzAPI(ModelAPI):
         text = input[-1].text if input else ""
         digest = hashlib.sha256(f"{self.model_name}\x00{self.calls}\x00{text}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        answer = fuzz_answer(rng, _kind(input), _ids(text))
+        edits = bool(input) and '"edit":' in input[0].text
+        answer = fuzz_answer(rng, _kind(input), _ids(text), edits)
         output = ModelOutput.from_content(model=self.model_name, content=answer)
         output.usage = ModelUsage(input_tokens=len(text) // 4 + 1, output_tokens=len(answer) // 4 + 1)
         output.usage.total_tokens = output.usage.input_tokens + output.usage.output_tokens

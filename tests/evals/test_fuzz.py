@@ -18,6 +18,7 @@ from spatialstale.solvers import read_action, read_audit, read_selfverify
 from tests import fuzz  # noqa: F401  (registers the fuzz/ model provider)
 
 _ID = re.compile(r"\[(mem_\d+)\]")
+_CELL = re.compile(r"\[(mem_\d+)\] (?:SAFE|DANGER) at \((\d+),(\d+)\)")
 REGIMES = "L1,L2,L3"
 
 
@@ -35,6 +36,29 @@ def _run(task: Any, tmp_path: Path, name: str) -> EvalLog:
     assert log.status == "success", log.error
     assert log.samples
     return log
+
+
+def _edits_of(sample: EvalSample) -> list[tuple[str, str]]:
+    """(id, edit) of every edit the audit answers propose, re-read from the raw answers."""
+    out = []
+    for event in resolve_sample_attachments(sample).events:
+        if event.event == "model" and event.input[0].text.startswith("[SpatialSTALE:audit]"):
+            text = event.input[-1].text
+            cells = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _CELL.finditer(text)}
+            out += read_audit(event.output.completion, _ID.findall(text), cells).edits.items()
+    return sorted(out)
+
+
+def _check_edits(log: EvalLog) -> None:
+    for sample in log.samples or []:
+        value = _score(sample, "stale_f1")
+        stale = value["tp"] + value["fn"]
+        counts = [value[f"edits_{k}"] for k in ("correct", "wrong", "missing", "unreadable")]
+        assert sum(counts) == value["edits_stale"] == stale
+        windows = sample.scores["stale_f1"].metadata["windows"]  # type: ignore[index]
+        assert sorted((mid, edit) for w in windows for mid, edit in w["edits"].items()) == _edits_of(sample)
+    metrics = log.results.scores[0].metrics if log.results else {}
+    assert 0 <= metrics["edit_accuracy"].value <= 1
 
 
 def _calls(sample: EvalSample) -> list[tuple[str, list[str], str]]:
@@ -102,6 +126,7 @@ def _fuzz(tmp_path: Path, scale: int) -> int:
     runs = [
         ("det-text", detection(regime=REGIMES, modality="text", batch_size=1, n_seeds=scale)),
         ("det-vision", detection(regime=REGIMES, modality="vision", n_seeds=max(1, scale // 3))),
+        ("det-edits", detection(regime=REGIMES, batch_size=2, n_seeds=max(1, scale // 3), edits=True)),
         ("nav-text", navigation(regime=REGIMES, modality="text", n_seeds=scale, episodes=1)),
         ("nav-vision", navigation(regime=REGIMES, modality="vision", n_seeds=max(1, scale // 3), episodes=1)),
     ]
@@ -109,6 +134,8 @@ def _fuzz(tmp_path: Path, scale: int) -> int:
         log = _run(task, tmp_path, name)
         if name.startswith("det"):
             calls += _check_detection(log)
+            if name == "det-edits":
+                _check_edits(log)
         else:
             calls += _check_navigation(log)
             metrics = log.results.scores[0].metrics if log.results else {}
