@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 
 import pytest
@@ -44,7 +45,7 @@ def test_route_rules(size: int) -> None:
         route, g0 = instance.route, instance.g0
         assert len(route) - 1 in MA_LENGTHS
         assert len(set(route)) == len(route), "self-avoiding"
-        for (r0, c0), (r1, c1) in zip(route, route[1:], strict=False):
+        for (r0, c0), (r1, c1) in itertools.pairwise(route):
             assert abs(r0 - r1) + abs(c0 - c1) == 1, "4-connected moves"
         for r, c in route:
             assert g0[r][c] == "F", "only frozen cells"
@@ -130,3 +131,10 @@ def test_fog_hides_tracks_beyond_the_view() -> None:
         max(r, c) <= 1 for r, row in enumerate(seen) for c, x in enumerate(row) if x not in "?SFHG"
     )
     assert "Cells marked ? are beyond your view" in text_observation(seen, instance.start)
+
+
+def test_stats_reports_ma_beside_the_paper_regimes() -> None:
+    result = run_python("", "-m", "spatialstale.env", "stats")
+    assert result.returncode == 0, result.stderr
+    [row] = [line for line in result.stdout.splitlines() if line.startswith("MA ")]
+    assert "0.123 ± 0.023    [0.094, 0.156]    (not in the paper)" in row
