@@ -252,7 +252,8 @@ def read_broken(text: str) -> tuple[Pos, ...]:
     return tuple(dict.fromkeys(route[:-1]))
 
 
-def _with_holes(grid: Grid, holes: Sequence[Pos]) -> Grid:
+def with_holes(grid: Grid, holes: Sequence[Pos]) -> Grid:
+    """``grid`` with each of ``holes`` (on the grid) read as a hole."""
     rows = [list(row) for row in grid]
     for r, c in holes:
         if 0 <= r < len(rows) and 0 <= c < len(rows):
@@ -371,7 +372,7 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
 
     broken = read_broken(text)
     if grid is not None and broken:
-        grid = _with_holes(grid, broken)
+        grid = with_holes(grid, broken)
     agent = _last_pos(_POSITION, text) or _last_pos(_AGENT_AT, text) or seen_agent
     goal = _last_pos(_GOAL, text)
     if goal is None and grid is not None:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import base64
 import io
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import ContentImage
@@ -24,7 +23,7 @@ from PIL import Image
 from spatialstale.env import TRACK_COLOUR, default_seeds, make_instance, probe_pixel
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY
+from spatialstale.solvers import EPISODE_STORE_KEY, TaskParameterError
 from tests.conftest import run_eval
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:4])
@@ -113,30 +112,12 @@ def test_navigation_observer_never_dies_credulous_nofilter_does(tmp_path: Path) 
     assert died_on_track >= 1
 
 
-def test_bad_regime_names_ma(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "inspect_ai",
-            "eval",
-            "spatialstale/navigation",
-            "--model",
-            "spatialstale/observer",
-            "-T",
-            "regime=M4",
-            "--log-dir",
-            str(tmp_path),
-            "--display",
-            "none",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode != 0
-    assert "regime must be one of L1, L2, L3, MA (or none); got 'M4'" in result.stderr
+def test_bad_regime_names_ma() -> None:
+    """In process; ``tests/evals/test_cli.py`` checks the same one line from ``inspect eval``."""
+    for task in (detection, navigation):
+        with pytest.raises(TaskParameterError) as error:
+            task(regime="M4")
+        assert str(error.value) == "regime must be one of L1, L2, L3, MA (or none); got 'M4'"
 
 
 def test_fog_and_the_tool_navigator_see_the_route(tmp_path: Path) -> None:
