@@ -9,6 +9,10 @@ Under ``-T memory=crops`` the audit's memory entries are pictures: each an id li
 (``[mem_044]``) and then its crop. A crop's claim is read from its pixels: the centre
 cell's type from its colour, its cell from the ``(r,c)`` label drawn in it, matched
 against the labels Pillow's built-in bitmap font draws (the renderer's font).
+Under regime MA the prompt tells another agent's route and habit ("it breaks the ice
+of every cell it leaves") while its tracks cover those cells in the listing (``?``)
+and the image (brown tiles): the cells it left are read as holes, since the prompt
+says so, and the cell where it stands (``A``, a blue circle) as ice.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ from spatialstale.env import (
     FOG_COLOUR,
     FOG_HOLES_NOTE,
     HOLES_NOTE,
+    OTHER_AGENT_CELL,
+    TRACK_COLOUR,
+    Action,
     Grid,
     Pos,
     crop_centre,
@@ -58,8 +65,16 @@ _UNKNOWN_LINE = re.compile(r"\[(mem_\d+)\]\s*UNKNOWN\b[^\n]*?\bat\s+\((\d+)\s*,\
 _ANY_ENTRY = re.compile(r"\[(mem_\d+)\]", re.IGNORECASE)
 """Any listed memory entry; one that is neither a claim about a cell nor UNKNOWN is a
 note about no cell (``[mem_xxx] RULE: ...``, ``-T distractors``)."""
-_CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHG]\b|\?)")
-"""A listed cell; ``?`` is a cell beyond the view (fog)."""
+_CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHGA]\b|\?)")
+"""A listed cell; ``?`` is a cell beyond the view (fog) or under tracks (MA), ``A`` the
+other agent standing on ice (MA)."""
+_MOVE = r"(?:UP|DOWN|LEFT|RIGHT)"
+_OTHER_AGENT = re.compile(
+    rf"Another agent crossed the lake before you: it started at \((\d+),(\d+)\) and moved ({_MOVE}(?:, {_MOVE})*), "
+    r"and now stands at \((\d+),(\d+)\)\."
+)
+"""Regime MA: the other agent's start, moves and end, as the prompt tells them."""
+_BREAKS_ICE = "it breaks the ice of every cell it leaves"
 _VISIBLE = re.compile(r"\byou see rows (\d+)-(\d+) and columns (\d+)-(\d+)")
 """The fog rule's statement of the visible rows and columns."""
 _POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
@@ -107,7 +122,8 @@ class MemoryClaim:
 
 @dataclass(frozen=True)
 class Perception:
-    """What a prompt shows. ``grid`` holds ``?`` for cells it does not show."""
+    """What a prompt shows. ``grid`` holds ``?`` for cells it does not show, and ``H``
+    for the cells it says another agent broke (regime MA, ``broken``)."""
 
     kind: CallKind | None
     memory: tuple[MemoryClaim, ...]
@@ -129,6 +145,9 @@ class Perception:
     edits: bool = False
     """Whether the prompt asks for the corrected entry of each stale one (an ``"edit":``
     key in its example: ``-T edits=true``)."""
+    broken: tuple[Pos, ...] = ()
+    """Regime MA: the cells the prompt says another agent broke (every cell of its
+    told route but the last, with its habit stated); ``grid`` holds them as holes."""
 
     @property
     def size(self) -> int:
@@ -259,6 +278,7 @@ def read_text_grid(text: str) -> Grid | None:
     }
     if not cells:
         return None
+    cells = {pos: "F" if letter == OTHER_AGENT_CELL else letter for pos, letter in cells.items()}
     size = 1 + max(max(r, c) for r, c in cells)
     return tuple("".join(cells.get((r, c), UNKNOWN_CELL) for c in range(size)) for r in range(size))
 
@@ -278,12 +298,39 @@ def decode_image(image: str) -> Image.Image | None:
     return None
 
 
-_PALETTE = {**COLOURS, UNKNOWN_CELL: FOG_COLOUR}
-"""Every colour a cell is drawn in: the four cell types and the fog of an unseen cell."""
+_PALETTE = {**COLOURS, UNKNOWN_CELL: FOG_COLOUR, "T": TRACK_COLOUR}
+"""Every colour a cell is drawn in: the four cell types, the fog of an unseen cell and
+the tracks of regime MA's other agent (read as unseen: the tracks hide the ice)."""
 
 
 def _nearest_cell(pixel: tuple[int, int, int]) -> str:
-    return min(_PALETTE, key=lambda name: sum((a - b) ** 2 for a, b in zip(_PALETTE[name], pixel, strict=True)))
+    name = min(_PALETTE, key=lambda name: sum((a - b) ** 2 for a, b in zip(_PALETTE[name], pixel, strict=True)))
+    return UNKNOWN_CELL if name == "T" else name
+
+
+def read_broken(text: str) -> tuple[Pos, ...]:
+    """Regime MA: the cells another agent broke, by the route and habit ``text`` tells:
+    every cell of the route but the one it stands on. Nothing when no habit is stated
+    or the told moves do not lead to where it is said to stand."""
+    match = _OTHER_AGENT.search(text)
+    if match is None or _BREAKS_ICE not in text:
+        return ()
+    route = [(int(match.group(1)), int(match.group(2)))]
+    for name in match.group(3).split(", "):
+        delta = Action[name].delta
+        route.append((route[-1][0] + delta[0], route[-1][1] + delta[1]))
+    if route[-1] != (int(match.group(4)), int(match.group(5))):
+        return ()
+    return tuple(dict.fromkeys(route[:-1]))
+
+
+def with_holes(grid: Grid, holes: Sequence[Pos]) -> Grid:
+    """``grid`` with each of ``holes`` (on the grid) read as a hole."""
+    rows = [list(row) for row in grid]
+    for r, c in holes:
+        if 0 <= r < len(rows) and 0 <= c < len(rows):
+            rows[r][c] = "H"
+    return tuple("".join(row) for row in rows)
 
 
 def read_image_grid(image: Image.Image, size_hint: int | None = None) -> tuple[Grid, Pos | None] | None:
@@ -407,6 +454,9 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     elif grid is None:
         problem = "the prompt shows no grid"
 
+    broken = read_broken(text)
+    if grid is not None and broken:
+        grid = with_holes(grid, broken)
     agent = _last_pos(_POSITION, text) or _last_pos(_AGENT_AT, text) or seen_agent
     goal = _last_pos(_GOAL, text)
     if goal is None and grid is not None:
@@ -428,4 +478,5 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         unknown=read_unknown(text),
         notes=tuple(mid for mid in read_notes(text) if mid not in dict(crops)),
         edits=_EDITS_ASKED.search(text) is not None,
+        broken=broken,
     )

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from spatialstale.env import Action, Cell, Grid, Pos, entry_text, greedy_action, move, shortest_path
 
-from ._perception import UNKNOWN_CELL, CallKind, MemoryClaim, Perception
+from ._perception import UNKNOWN_CELL, CallKind, MemoryClaim, Perception, with_holes
 
 Verdict = tuple[MemoryClaim, bool, str]
 """An entry, whether it is judged stale, and why."""
@@ -289,7 +289,8 @@ class ColourBlindAgent:
 
     def answer(self, seen: Perception, rng: random.Random) -> str:
         if seen.source == "image" and seen.grid is not None:
-            seen = replace(seen, grid=tuple(row.replace("H", "F") for row in seen.grid))
+            # the holes it is told of (regime MA) it does not need to see
+            seen = replace(seen, grid=with_holes(tuple(row.replace("H", "F") for row in seen.grid), seen.broken))
         if any(entry.pictured for entry in seen.memory):
             seen = replace(seen, memory=tuple(replace(e, claim="SAFE") if e.pictured else e for e in seen.memory))
         return OBSERVER.answer(seen, rng)

@@ -44,7 +44,7 @@ from inspect_ai.tool import ToolCall, ToolInfo
 from spatialstale.env import Action, Grid, Pos, shortest_path
 from spatialstale.solvers._tools import MOVE_NAME, NO_MEMORY_ANSWER, RECALL_NAME
 
-from ._perception import UNKNOWN_CELL, Perception, perceive, read_memory
+from ._perception import UNKNOWN_CELL, Perception, perceive, read_memory, with_holes
 from ._policies import ACTION_ORDER, BeliefAgent, ColourBlindAgent, Policy, RandomAgent, not_understood, plan_action
 
 _OBSERVATION_MARK = "Position: ("
@@ -190,7 +190,7 @@ def tool_turn(
     if agent is None or goal is None:
         return not_understood("the conversation gives no agent position"), []
     if isinstance(policy, ColourBlindAgent) and seen.source == "image":
-        grid = tuple(row.replace("H", "F") for row in grid)
+        grid = with_holes(tuple(row.replace("H", "F") for row in grid), seen.broken)
         seen = replace(seen, grid=grid)
     trust_memory = isinstance(policy, BeliefAgent) and policy.trust_memory
     if RECALL_NAME in names:

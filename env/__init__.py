@@ -34,7 +34,7 @@ from ._instance import (
     validate_size,
 )
 from ._memory import entry_id, entry_text
-from ._regimes import CHANGE_REGIMES, REGIMES
+from ._regimes import AGENT_REGIMES, CHANGE_REGIMES, REGIMES
 from ._render import (
     CELL_PX,
     COLOURS,
@@ -43,8 +43,10 @@ from ._render import (
     FOG_COLOUR,
     FOG_HOLES_NOTE,
     HOLES_NOTE,
+    OTHER_AGENT_COLOUR,
     OUTLINE_COLOUR,
     PAD_COLOUR,
+    TRACK_COLOUR,
     crop_centre,
     crop_image,
     crop_label_box,
@@ -56,6 +58,17 @@ from ._render import (
     render_rgb,
     text_observation,
 )
+from ._tracks import (
+    OTHER_AGENT_CELL,
+    TRACK_CELLS,
+    TRACK_LISTED,
+    TRACKS_NOTE,
+    cover_tracks,
+    has_tracks,
+    is_track,
+    other_agent_note,
+    route_moves,
+)
 from ._types import Action, Cell, Change, Event, Grid, MemoryEntry, Pos
 
 ENV_ID = "spatialstale/DynamicFrozenLake-v0"
@@ -64,6 +77,7 @@ if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="spatialstale.env._gym:DynamicFrozenLakeEnv")
 
 __all__ = [
+    "AGENT_REGIMES",
     "CELL_PX",
     "CHANGE_REGIMES",
     "COLOURS",
@@ -82,9 +96,15 @@ __all__ = [
     "MAX_DISTRACTORS",
     "MAX_STEPS",
     "N_DEFAULT_SEEDS",
+    "OTHER_AGENT_CELL",
+    "OTHER_AGENT_COLOUR",
     "OUTLINE_COLOUR",
     "PAD_COLOUR",
     "REGIMES",
+    "TRACKS_NOTE",
+    "TRACK_CELLS",
+    "TRACK_COLOUR",
+    "TRACK_LISTED",
     "Action",
     "Cell",
     "Change",
@@ -97,6 +117,7 @@ __all__ = [
     "apply_changes",
     "cell_at",
     "changed_cells",
+    "cover_tracks",
     "crop_centre",
     "crop_image",
     "crop_label_box",
@@ -110,16 +131,20 @@ __all__ = [
     "fog_note",
     "generate_grid",
     "greedy_action",
+    "has_tracks",
     "holes_observation",
     "in_view",
     "is_solvable",
+    "is_track",
     "load_instances",
     "make_instance",
     "move",
+    "other_agent_note",
     "probe_pixel",
     "render_image",
     "render_png",
     "render_rgb",
+    "route_moves",
     "shortest_path",
     "text_observation",
     "validate_distractors",

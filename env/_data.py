@@ -89,7 +89,7 @@ class StaleStats:
 
 
 def stale_ratio_stats(regime: str, seeds: Sequence[int], size: int = DEFAULT_SIZE) -> StaleStats:
-    """Stale ratio over seeds: at the episode start for L1/L2, after the last L3 event.
+    """Stale ratio over seeds: at the episode start for L1/L2 (and MA), after the last L3 event.
 
     ``std`` is the sample standard deviation (ddof=1).
     """

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import cast
 
 from ._distractors import BANK_VERSION, MAX_DISTRACTORS, add_distractors
 from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal_pos
 from ._memory import build_memory
-from ._regimes import REGIMES, cluster_changes, online_schedule, spot_changes
+from ._regimes import REGIMES, agent_route, cluster_changes, online_schedule, route_changes, spot_changes
 from ._rng import Stream
 from ._types import Change, Event, Grid, MemoryEntry, Pos
 
@@ -21,7 +22,7 @@ DEFAULT_SIZE = 8
 
 
 def validate_regime(regime: object) -> str:
-    """The canonical regime name (``none``, ``L1``, ``L2``, ``L3``), case-insensitive."""
+    """The canonical regime name (``none``, ``L1``, ``L2``, ``L3``, ``MA``), case-insensitive."""
     if isinstance(regime, str):
         for name in REGIMES:
             if regime.strip().lower() == name.lower():
@@ -82,6 +83,7 @@ class Instance:
     memory: tuple[MemoryEntry, ...]
     changes: tuple[Change, ...] = ()
     schedule: tuple[Event, ...] = ()
+    route: tuple[Pos, ...] = ()
     _initial: Grid = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -141,7 +143,9 @@ class Instance:
         return next(e for e in self.memory if e.is_cell and e.pos == pos)
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        """The instance as plain data; ``route`` only when there is one (MA), so the
+        instances of the other regimes keep the bytes they had before MA existed."""
+        data: dict[str, object] = {
             "seed": self.seed,
             "regime": self.regime,
             "size": self.size,
@@ -150,6 +154,9 @@ class Instance:
             "schedule": [e.to_dict() for e in self.schedule],
             "memory": [m.to_dict() for m in self.memory],
         }
+        if self.route:
+            data["route"] = [list(pos) for pos in self.route]
+        return data
 
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys, no spaces): the data file format."""
@@ -174,6 +181,7 @@ class Instance:
             memory=tuple(MemoryEntry.from_dict(m) for m in records("memory")),
             changes=tuple(Change.from_dict(c) for c in records("changes")),
             schedule=tuple(Event.from_dict(e) for e in records("schedule")),
+            route=tuple((int(str(p[0])), int(str(p[1]))) for p in cast(list[list[object]], records("route"))),
         )
 
 
@@ -213,4 +221,10 @@ def _make_instance(seed: int, regime: str, size: int, distractors: int = 0) -> I
         changes = cluster_changes(g0, Stream(seed, size, "L2"))
     elif regime == "L3":
         schedule = online_schedule(g0, Stream(seed, size, "L3"))
-    return Instance(seed=seed, regime=regime, size=size, g0=g0, memory=memory, changes=changes, schedule=schedule)
+    route: tuple[Pos, ...] = ()
+    if regime == "MA":
+        route = agent_route(g0, Stream(seed, size, "MA"))
+        changes = route_changes(g0, route)
+    return Instance(
+        seed=seed, regime=regime, size=size, g0=g0, memory=memory, changes=changes, schedule=schedule, route=route
+    )

@@ -11,7 +11,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ._fog import FOG_CELL, fog_note, is_fogged
-from ._types import Grid, Pos
+from ._tracks import OTHER_AGENT_CELL, TRACK_CELLS, TRACKS_NOTE, has_tracks, is_track, listed
+from ._types import Action, Grid, Pos
 
 CELL_PX = 48
 """Pixels per cell: 384 x 384 at n=8; other sizes keep the cell and grow the image."""
@@ -26,6 +27,12 @@ AGENT_COLOUR = (0xFF, 0x00, 0x00)
 FOG_COLOUR = (0x80, 0x80, 0x80)
 """A cell beyond the view (``-T view_radius``): mid grey, far from every cell colour
 and from the agent's red, so a reader of the pixels cannot mistake it for a cell type."""
+TRACK_COLOUR = (0x8B, 0x5A, 0x2B)
+"""A cell covered by the other agent's tracks (regime MA): brown, far from every cell
+colour and from the fog's grey; a white arrow on it points the way the agent moved."""
+TRACK_ARROW_COLOUR = (0xFF, 0xFF, 0xFF)
+OTHER_AGENT_COLOUR = (0x1E, 0x50, 0xFF)
+"""The other agent (regime MA): a blue circle on its cell's ice."""
 LINE_COLOUR = (0xFF, 0xFF, 0xFF)
 LABEL_ON_DARK = (0xFF, 0xFF, 0xFF)
 LABEL_ON_LIGHT = (0x00, 0x00, 0x00)
@@ -36,13 +43,17 @@ def text_observation(grid: Grid, agent: Pos) -> str:
 
     The listing gives each cell's true type; the agent's position is stated on the
     last line rather than drawn over its cell. A fogged grid (see ``fog``) lists each
-    cell beyond the view as ``(r,c)=?`` and adds a line stating the rule.
+    cell beyond the view as ``(r,c)=?`` and adds a line stating the rule. A grid with
+    the other agent's route covered (regime MA, ``cover_tracks``) lists each track as
+    ``?`` and the other agent as ``A``, and adds :data:`TRACKS_NOTE`.
     """
     size = len(grid)
-    lines = [f"Row {r}: " + " ".join(f"({r},{c})={grid[r][c]}" for c in range(size)) for r in range(size)]
+    lines = [f"Row {r}: " + " ".join(f"({r},{c})={listed(grid[r][c])}" for c in range(size)) for r in range(size)]
     note = fog_note(grid, agent)
     if note is not None:
         lines.append(note)
+    if has_tracks(grid):
+        lines.append(TRACKS_NOTE)
     lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({size - 1},{size - 1}).")
     return "\n".join(lines)
 
@@ -65,8 +76,12 @@ def holes_observation(grid: Grid, agent: Pos) -> str:
     """
     size = len(grid)
     fogged = is_fogged(grid)
-    cells = [f"({r},{c})={grid[r][c]}" for r in range(size) for c in range(size) if grid[r][c] not in ("F", FOG_CELL)]
+    cells = [
+        f"({r},{c})={listed(grid[r][c])}" for r in range(size) for c in range(size) if grid[r][c] not in ("F", FOG_CELL)
+    ]
     notes = [HOLES_NOTE] if not fogged else [FOG_HOLES_NOTE, str(fog_note(grid, agent))]
+    if has_tracks(grid):
+        notes.append(TRACKS_NOTE)
     return "\n".join(
         [
             f"Cells other than F: {' '.join(cells) or '(none)'}",
@@ -77,7 +92,37 @@ def holes_observation(grid: Grid, agent: Pos) -> str:
 
 
 def _colour(cell: str) -> tuple[int, int, int]:
-    return FOG_COLOUR if cell == FOG_CELL else COLOURS[cell]
+    if cell == FOG_CELL:
+        return FOG_COLOUR
+    if is_track(cell):
+        return TRACK_COLOUR
+    return COLOURS["F" if cell == OTHER_AGENT_CELL else cell]
+
+
+_ARROW_RIGHT = ((12, 26), (27, 26), (27, 19), (37, 28), (27, 37), (27, 30), (12, 30))
+"""The track arrow pointing right, in the 48-px cell's coordinates; it stays clear of the
+label (top left) and of :func:`probe_pixel` (bottom right)."""
+_ARROW_CENTRE = (24, 28)
+
+
+def _arrow(action: Action, x0: int, y0: int, cell_px: int) -> list[tuple[int, int]]:
+    """The arrow of a track, turned the way the other agent moved, placed in its cell."""
+    u = cell_px / 48
+    cx, cy = _ARROW_CENTRE
+    points = []
+    for x, y in _ARROW_RIGHT:
+        dx, dy = x - cx, y - cy
+        if action is Action.LEFT:
+            dx, dy = -dx, dy
+        elif action is Action.DOWN:
+            dx, dy = -dy, dx
+        elif action is Action.UP:
+            dx, dy = dy, -dx
+        points.append((round(x0 + (cx + dx) * u), round(y0 + (cy + dy) * u)))
+    return points
+
+
+_TRACK_ACTIONS = {letter: action for action, letter in TRACK_CELLS.items()}
 
 
 @lru_cache(maxsize=1)
@@ -135,7 +180,13 @@ def _draw_base(grid: Grid, cell_px: int) -> Image.Image:
         for c in range(size):
             x0, y0 = c * cell_px, r * cell_px
             draw.rectangle((x0, y0, x0 + cell_px - 1, y0 + cell_px - 1), fill=_colour(grid[r][c]))
-            label = LABEL_ON_DARK if grid[r][c] == "H" else LABEL_ON_LIGHT
+            if grid[r][c] in _TRACK_ACTIONS:
+                draw.polygon(_arrow(_TRACK_ACTIONS[grid[r][c]], x0, y0, cell_px), fill=TRACK_ARROW_COLOUR)
+            elif grid[r][c] == OTHER_AGENT_CELL:
+                u = cell_px / 48
+                box = (x0 + 14 * u, y0 + 16 * u, x0 + 34 * u, y0 + 36 * u)
+                draw.ellipse(tuple(round(v) for v in box), fill=OTHER_AGENT_COLOUR)
+            label = LABEL_ON_DARK if grid[r][c] == "H" or is_track(grid[r][c]) else LABEL_ON_LIGHT
             draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=label, font=font)
     for k in range(size + 1):
         at = min(k * cell_px, side - 1)
@@ -151,8 +202,11 @@ def render_image(grid: Grid, agent: Pos | None, cell_px: int = CELL_PX) -> Image
     """The grid as an RGB image: coloured cells, coordinate labels, the agent triangle.
 
     A cell beyond the view (``?`` in a fogged grid) is drawn in :data:`FOG_COLOUR`,
-    still labelled with its coordinates. The agent is drawn last, over a copy of the
-    grid's cached agent-free rendering, so the pixels are those of drawing it all anew.
+    still labelled with its coordinates. In a grid with the other agent's route
+    covered (regime MA) a track is a :data:`TRACK_COLOUR` tile with a white arrow the
+    way the agent moved, and the other agent a :data:`OTHER_AGENT_COLOUR` circle on ice.
+    The agent is drawn last, over a copy of the grid's cached agent-free rendering, so
+    the pixels are those of drawing it all anew.
     """
     image = _bases.copy_of(grid, cell_px)
     if agent is not None:

@@ -28,6 +28,7 @@ PURPOSES = {
     "L1": 11,
     "L2": 12,
     "L3": 13,
+    "MA": 14,
     "distractor_bank": 21,
     "distractor_ids": 22,
 }

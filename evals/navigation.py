@@ -79,7 +79,8 @@ def navigation(
     Every parameter's default and valid values are declared in ``NavigationSettings``.
 
     Args:
-        regime: L1, L2 or L3, or several (``L1,L2,L3``).
+        regime: L1, L2 or L3, or several (``L1,L2,L3``); MA, another agent's changes
+            (docs/multi-agent.md).
         modality: ``text``, ``vision`` or ``both``.
         strategies: any of nomemory, nofilter, selfverify, omcd, oracle (default: these
             five, the paper's), localverify, a plug-in as ``module:Class`` or an

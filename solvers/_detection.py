@@ -68,7 +68,7 @@ def detect(
             instance.memory,
             grid,
             instance.start,
-            sight=sight,
+            sight=sight.for_instance(instance),
             batch_size=batch_size,
             prompt=audit_prompt,
             step=tally.step,

@@ -177,7 +177,7 @@ def navigate(
         context = StrategyContext(
             instance=instance,
             auditor=auditor_model(audit_model_role),
-            sight=sight,
+            sight=sight.for_instance(instance),
             batch_size=batch_size,
             audit_prompt=audit_prompt,
             selfverify_prompt=selfverify_prompt,
@@ -200,6 +200,7 @@ def navigate(
         records: list[StepRecord],
         cost: CallCost,
     ) -> None:
+        shown = sight.for_instance(env.instance)  # MA: the other agent's route in every observation
         try:
             if agent == "tools":
                 # the tool navigator's conversation is the sample's messages: the
@@ -210,7 +211,7 @@ def navigate(
                     env,
                     strategy,
                     get_model(),
-                    sight=sight,
+                    sight=shown,
                     prompt=navigate_prompt,
                     records=records,
                     view_radius=view_radius,
@@ -221,7 +222,7 @@ def navigate(
                     env,
                     strategy,
                     get_model(),
-                    sight=sight,
+                    sight=shown,
                     prompt=navigate_prompt,
                     structured=structured,
                     records=records,

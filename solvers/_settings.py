@@ -28,6 +28,7 @@ from types import SimpleNamespace
 from typing import Any, ClassVar, Self
 
 from spatialstale.env import (
+    AGENT_REGIMES,
     CHANGE_REGIMES,
     DEFAULT_SIZE,
     DISTRACTOR_BANK_VERSION,
@@ -118,12 +119,13 @@ def boolean(value: object, name: str) -> bool:
 
 
 def regimes(value: object, name: str) -> tuple[str, ...]:
-    """One or several change regimes (``L1,L2,L3``, any case); ``none`` for a static grid."""
+    """One or several change regimes (``L1,L2,L3``, ``MA``, any case); ``none`` for a static grid."""
+    valid = (*CHANGE_REGIMES, *AGENT_REGIMES)
     chosen: list[str] = []
     for item in as_list(value, name):
-        regime = next((r for r in ("none", *CHANGE_REGIMES) if r.lower() == item.lower()), None)
+        regime = next((r for r in ("none", *valid) if r.lower() == item.lower()), None)
         if regime is None:
-            raise TaskParameterError(f"{name} must be one of {', '.join(CHANGE_REGIMES)} (or none); got {item!r}")
+            raise TaskParameterError(f"{name} must be one of {', '.join(valid)} (or none); got {item!r}")
         if regime not in chosen:
             chosen.append(regime)
     return tuple(chosen)
@@ -401,9 +403,9 @@ class GridSettings:
 
     regime: tuple[str, ...] = axis(
         "L2",
-        "L1, L2 or L3, or several (L1,L2,L3); metrics are grouped by regime",
+        "L1, L2 or L3, or several (L1,L2,L3); MA (another agent's changes); metrics are grouped by regime",
         read=regimes,
-        values=CHANGE_REGIMES,
+        values=(*CHANGE_REGIMES, *AGENT_REGIMES),
         tag=tag_regimes,
     )
     modality: str = axis(

@@ -351,6 +351,7 @@ class Asked:
         stale = instance.stale_ids(grid)
         batches = batches_of(instance.memory if entries is None else entries, self.batch_size)
         seen = self.seen(instance, grid)
+        sight = self.sight.for_instance(instance)
 
         crops = self.memory == "crops"
         pictures = Pictures(instance.g0, image=crop_named) if crops else None
@@ -359,7 +360,7 @@ class Asked:
         )
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
-            messages = audit_messages(batches[i], seen, instance.start, self.sight, prompt, pictures)
+            messages = audit_messages(batches[i], seen, instance.start, sight, prompt, pictures)
             return messages, audit_answer(batches[i], stale, self.edits)
 
         return chain(call_at, len(batches), self.meter).concurrent()
@@ -381,8 +382,9 @@ class Asked:
 
     def selfverify(self, instance: Instance) -> Calls:
         grid = instance.initial_grid
+        sight = self.sight.for_instance(instance)
         messages = selfverify_messages(
-            instance.memory, self.seen(instance, grid), instance.start, self.sight, self.prompts.selfverify
+            instance.memory, self.seen(instance, grid), instance.start, sight, self.prompts.selfverify
         )
         answer = json.dumps({"inconsistent": sorted(instance.stale_ids(grid))})
         return Calls(1, self.meter.prompt(messages), self.meter.count(answer), rounds=1)
@@ -390,10 +392,12 @@ class Asked:
     def steps(self, instance: Instance, view: tuple[MemoryEntry, ...] | None, max_steps: int) -> Calls:
         """The per-step navigator's calls of one episode: ``max_steps`` steps at S."""
 
+        sight = self.sight.for_instance(instance)
+
         def step_at(step: int) -> tuple[list[ChatMessage], str]:
             grid = self.seen(instance, instance.grid_after(step))
             goal, left = instance.goal, max_steps - step
-            return navigate_messages(view, grid, instance.start, goal, left, self.sight, self.prompts.navigate), (
+            return navigate_messages(view, grid, instance.start, goal, left, sight, self.prompts.navigate), (
                 NAVIGATE_ANSWER
             )
 
@@ -412,7 +416,7 @@ class Asked:
         start = instance.start
 
         def situation(step: int) -> list[ContentText | ContentImage]:
-            parts = self.sight.content(self.seen(instance, instance.grid_after(step)), start)
+            parts = self.sight.for_instance(instance).content(self.seen(instance, instance.grid_after(step)), start)
             return [*parts, ContentText(text=position_line(start, instance.goal, max_steps - step))]  # type: ignore[list-item]
 
         opening: list[ChatMessage] = [

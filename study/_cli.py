@@ -146,7 +146,7 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     study.add_argument(
         "--log-dir", default="logs/study", help="eval set log directory, local or s3://bucket/prefix (logs/study)"
     )
-    study.add_argument("--regimes", type=_names, default=list(CHANGE_REGIMES), help="default: L1,L2,L3")
+    study.add_argument("--regimes", type=_names, default=list(CHANGE_REGIMES), help="default: L1,L2,L3; also MA")
     study.add_argument(
         "--modalities", type=_names, default=list(STUDY_MODALITIES), help="detection modalities (text,vision)"
     )
@@ -228,7 +228,7 @@ def _report_options(report: argparse.ArgumentParser) -> None:
 
 
 def _study_from(args: argparse.Namespace) -> Study:
-    from spatialstale.env import CHANGE_REGIMES
+    from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
     from spatialstale.solvers import DetectionSettings, NavigationSettings
 
     from ._matrix import Shard, Study, study_seeds, study_tasks
@@ -236,7 +236,7 @@ def _study_from(args: argparse.Namespace) -> Study:
 
     chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
     if "none" in chosen:
-        raise ValueError(f"regimes must be among {', '.join(CHANGE_REGIMES)}; got 'none'")
+        raise ValueError(f"regimes must be among {', '.join((*CHANGE_REGIMES, *AGENT_REGIMES))}; got 'none'")
     seeds = study_seeds(args.seeds, args.n_seeds, args.master_seed)
     shard = Shard.parse(args.shard) if args.shard else None
     if shard is not None:

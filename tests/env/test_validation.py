@@ -41,7 +41,7 @@ def test_gymnasium_make_refuses(bad: dict[str, object], names: str) -> None:
 
 
 def test_message_quotes_the_bad_value() -> None:
-    with pytest.raises(ValueError, match=r"regime must be one of none, L1, L2, L3; got 'L4'"):
+    with pytest.raises(ValueError, match=r"regime must be one of none, L1, L2, L3, MA; got 'L4'"):
         make_instance(1, "L4")
 
 
