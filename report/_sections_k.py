@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from spatialstale.env import CHANGE_REGIMES
+from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
 
 from ._document import MISSING, Links, Table, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
@@ -21,7 +21,7 @@ from ._stats import bootstrap_ci, paired_wilcoxon
 
 DETECTION_AXES = ("distractors", "edits", "memory")
 """The detection axes of App. K; every other part holds the others at the paper's value."""
-OTHER_AGENT = "MA"
+OTHER_AGENT = AGENT_REGIMES[0]
 """The regime whose changes another agent makes."""
 CELL = ("model", "regime", "modality")
 
@@ -269,6 +269,7 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
             rows.append(row)
         out["detection"] = Table(["model", "modality", *(f"F1 {r}" for r in regimes)], rows)
     if in_nav:
+        beside = [r for r in CHANGE_REGIMES if (nav["regime"] == r).any()]
         rows = []
         for (model, modality), cell in nav.groupby(["model", "modality"]):
             for strategy in strategies_in(cell[cell.regime == OTHER_AGENT].strategy):
@@ -284,13 +285,14 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
                     _mean_ci(per_seed.death, as_pct=True),
                     _mean_ci(part.groupby("seed").died_on_stale.mean(), as_pct=True),
                 ]
-                l2 = cell[(cell.regime == "L2") & (cell.strategy == strategy)]
-                row.append(_mean_ci(l2.groupby("seed").death.mean(), as_pct=True) if not l2.empty else MISSING)
+                for regime in beside:
+                    other = cell[(cell.regime == regime) & (cell.strategy == strategy)]
+                    row.append(
+                        _mean_ci(other.groupby("seed").death.mean(), as_pct=True) if not other.empty else MISSING
+                    )
                 rows.append(row)
-        out["navigation"] = Table(
-            ["model", "modality", "strategy", "seeds", "success MA", "death MA", "death on a stale entry", "death L2"],
-            rows,
-        )
+        header = ["model", "modality", "strategy", "seeds", "success MA", "death MA", "death on a stale entry"]
+        out["navigation"] = Table([*header, *(f"death {r}" for r in beside)], rows)
     return out
 
 

@@ -119,7 +119,7 @@ REJECTED = {
     "misspelled name": (
         ["-T", "regmie=L1"],
         "unknown task parameter 'regmie' (did you mean 'regime'?); valid: audit_prompt, batch_size, distractors, "
-        "edits, master_seed, modality, n_seeds, observation, prompt_set, regime, seeds, size, structured",
+        "edits, master_seed, memory, modality, n_seeds, observation, prompt_set, regime, seeds, size, structured",
     ),
     "unknown agent": (
         ["--model", "spatialstale/oracle"],

@@ -104,3 +104,65 @@ def test_the_dry_run_counts_the_distractors_in_every_audit(capsys: pytest.Captur
         if words[:3] == ["spatialstale/observer", "detection", "L1"]:
             calls[int(words[5])] = int(words[9].replace(",", ""))
     assert calls == {0: 2 * 7, 8: 2 * 8}  # two seeds, ⌈(64 + K)/10⌉ calls an audit
+
+
+@pytest.fixture(scope="module")
+def planned_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Edits, crops and another agent's world on the random agent (vision detection)."""
+    log_dir = tmp_path_factory.mktemp("planned")
+    argv = ["study", "--model", "spatialstale/random", "--seeds", SEEDS, "--regimes", "L1,MA", "--modalities", "vision"]
+    argv += ["--edits", "false,true", "--memory", "text,crops", "--strategies", "nofilter", "--episodes", "1"]
+    assert main([*argv, "--max-steps", "10", "--log-dir", str(log_dir), "--display", "none"]) == 0
+    return log_dir
+
+
+def _values(log_dir: Path, task: str, **args: object) -> list[dict[str, float]]:
+    """The score values of the samples whose task arguments hold ``args`` (a missing one: its default)."""
+    defaults = {"edits": False, "memory": "text", "regime": None}
+    out = []
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info.name)
+        passed = {**defaults, **(log.eval.task_args_passed or {})}
+        if log.eval.task.endswith(task) and all(passed.get(k) == v for k, v in args.items()):
+            out += [next(iter((s.scores or {}).values())).value for s in log.samples or []]  # type: ignore[misc]
+    assert out, args
+    return out
+
+
+def test_the_edits_crops_and_other_agent_tables_equal_the_raw_logs(planned_study: Path, tmp_path: Path) -> None:
+    markdown = _report(planned_study, tmp_path / "out")
+    edits = {r[1]: r for r in _rows(_section(markdown, "### Memory edits"), "random")}
+    assert set(edits) == {"L1", "MA"}
+    for regime, row in edits.items():
+        values = _values(planned_study, "detection", regime=regime, edits=True, memory="text")
+        correct = sum(v["edits_correct"] for v in values)
+        stale = sum(v["edits_correct"] + v["edits_wrong"] + v["edits_missing"] + v["edits_unreadable"] for v in values)
+        assert stale == sum(v["tp"] + v["fn"] for v in values)
+        assert row[6] == f"{int(correct)} / {int(stale)}"
+        assert row[7:10] == [
+            str(int(sum(v[k] for v in values))) for k in ("edits_wrong", "edits_missing", "edits_unreadable")
+        ]
+    crops = {r[1]: r for r in _rows(_section(markdown, "### Memory as pictures"), "random")}
+    assert set(crops) == {"L1", "MA"}
+    for regime, row in crops.items():
+        pictured = _values(planned_study, "detection", regime=regime, edits=False, memory="crops")
+        textual = _values(planned_study, "detection", regime=regime, edits=False, memory="text")
+        assert row[4].lstrip("[").startswith(f"{np.mean([v['f1'] for v in pictured]):.3f}")
+        assert row[6].startswith(f"{np.mean([v['f1'] for v in textual]):.3f}")
+        assert row[-1] == f"0 / {int(sum(v['calls'] for v in pictured))}"
+    other = _section(markdown, "### A world changed by another agent (MA)")
+    ratios = {r[0]: r for r in (line.strip(" |").split(" | ") for line in other.splitlines()) if r[0] in ("L1", "MA")}
+    for regime in ("L1", "MA"):
+        logs = [read_eval_log(i.name) for i in list_eval_logs(str(planned_study))]
+        seen = {
+            s.metadata["seed"]: s.metadata["stale_ratio"]
+            for log in logs
+            if log.eval.task.endswith("detection")
+            for s in log.samples or []
+            if s.metadata["regime"] == regime
+        }
+        assert ratios[regime][1] == "3" and ratios[regime][2].startswith(f"{np.mean(list(seen.values())):.3f}")
+    death = _values(planned_study, "navigation", regime="MA")
+    nav = [r for r in _rows(other, "random") if len(r) == 8]
+    assert [r[2] for r in nav] == ["NoFilter"]
+    assert nav[0][5].startswith(f"{100 * np.mean([v['death'] for v in death]):.0f} %")
