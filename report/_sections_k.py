@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
 
-from ._document import MISSING, Links, Table, link, log_of, name, nan, num, pvalue
+from ._document import MISSING, Evidence, Links, Table, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
 from ._load import paper_value
 from ._navigation_stats import matching, strategies_in
@@ -84,38 +85,52 @@ def _cells(frame: pd.DataFrame, *extra: str) -> list[tuple[object, ...]]:
     return sorted({tuple(row) for row in frame[keys].drop_duplicates().itertuples(index=False)}, key=str)
 
 
+@dataclass(frozen=True)
+class Compared:
+    """One cell (model, regime, modality, and the axis's value) of the runs with a
+    detection axis away from the paper's value, beside the same cell at the paper's value."""
+
+    keys: dict[str, object]
+    part: pd.DataFrame
+    base: pd.DataFrame
+    evidence: Evidence | None
+
+    def f1(self, links: Links) -> tuple[str, str, str, str]:
+        """F1 of the runs (linked to them), F1 at the paper's value, the paired difference and p."""
+        delta, p = _paired(self.part, self.base, "f1")
+        base = _mean_ci(self.base.f1) if not self.base.empty else MISSING
+        return link(_mean_ci(self.part.f1), links.href(self.evidence)), base, delta, p
+
+
+def _against_paper(det: pd.DataFrame, axis: str, *extra: str) -> list[Compared]:
+    """Each cell of the runs with ``axis`` away from the paper's value (the other App. K
+    axes at theirs), with the same cell's runs at the paper's value."""
+    if det.empty or axis not in det.columns:
+        return []
+    det = _other_axes(det, axis)
+    runs = det[det[axis] != paper_value(axis)]
+    out = []
+    for cell in _cells(runs, *extra):
+        keys = dict(zip((*CELL, *extra), cell, strict=True))
+        part, base = matching(runs, keys), matching(det, {**keys, axis: paper_value(axis)})
+        out.append(Compared(keys, part, base, log_of(runs, **keys)))
+    return out
+
+
 def distractors(det: pd.DataFrame, links: Links) -> Table | None:
     """F1 over the cells' entries with K distractors beside F1 without them on the same
     seeds, and the share of distractor judgments flagged stale."""
-    if "distractors" not in det.columns:
-        return None
-    det = _other_axes(det, "distractors")
-    runs = det[det["distractors"] != paper_value("distractors")]
-    if runs.empty:
-        return None
     rows = []
-    for model, regime, modality, k in _cells(runs, "distractors"):
-        keys = {"model": model, "regime": regime, "modality": modality}
-        part = matching(runs, {**keys, "distractors": k})
-        base = matching(det, {**keys, "distractors": paper_value("distractors")})
-        delta, p = _paired(part, base, "f1")
-        evidence = log_of(runs, **keys, distractors=k)
-        rows.append(
-            [
-                name(model),
-                str(regime),
-                str(modality),
-                str(k),
-                str(part.seed.nunique()),
-                link(_mean_ci(part.f1), links.href(evidence)),
-                _mean_ci(base.f1) if not base.empty else MISSING,
-                delta,
-                p,
-                _mean_ci(_ratio(part, "distractors_flagged", "distractor_judgments"), as_pct=True),
-            ]
-        )
+    for c in _against_paper(det, "distractors", "distractors"):
+        f1, base, delta, p = c.f1(links)
+        flagged = _mean_ci(_ratio(c.part, "distractors_flagged", "distractor_judgments"), as_pct=True)
+        rows.append([*_names(c), str(c.keys["distractors"]), str(c.part.seed.nunique()), f1, base, delta, p, flagged])
     header = ["model", "regime", "modality", "K", "seeds", "F1 with K", "F1 with 0", "Δ F1", "p", "distractors flagged"]
-    return Table(header, rows)
+    return Table(header, rows) if rows else None
+
+
+def _names(c: Compared) -> list[str]:
+    return [name(c.keys["model"]), str(c.keys["regime"]), str(c.keys["modality"])]
 
 
 def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
@@ -151,86 +166,33 @@ def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
     return Table([*header, "audit calls an episode"], rows) if rows else None
 
 
+EDIT_COUNTS = ("edits_correct", "edits_wrong", "edits_missing", "edits_unreadable")
+"""Each truly stale entry is exactly one of these (``-T edits=true``)."""
+
+
 def edits(det: pd.DataFrame, links: Links) -> Table | None:
     """Edit accuracy beside F1, and what went wrong with the other stale entries."""
-    if "edits" not in det.columns:
-        return None
-    det = _other_axes(det, "edits")
-    runs = det[det["edits"] != paper_value("edits")]
-    if runs.empty:
-        return None
     rows = []
-    for model, regime, modality in _cells(runs):
-        keys = {"model": model, "regime": regime, "modality": modality}
-        part = matching(runs, keys)
-        base = matching(det, {**keys, "edits": paper_value("edits")})
-        delta, p = _paired(part, base, "f1")
-        stale = part[["edits_correct", "edits_wrong", "edits_missing", "edits_unreadable"]].sum(axis=1)
-        totals = {key: int(np.nansum(part[key])) for key in ("edits_wrong", "edits_missing", "edits_unreadable")}
-        rows.append(
-            [
-                name(model),
-                str(regime),
-                str(modality),
-                str(part.seed.nunique()),
-                link(_mean_ci(part.f1), links.href(log_of(runs, **keys))),
-                _mean_ci([c / s if s else math.nan for c, s in zip(part.edits_correct, stale, strict=True)]),
-                f"{int(np.nansum(part.edits_correct))} / {int(np.nansum(stale))}",
-                str(totals["edits_wrong"]),
-                str(totals["edits_missing"]),
-                str(totals["edits_unreadable"]),
-                delta,
-                p,
-            ]
-        )
-    header = [
-        "model",
-        "regime",
-        "modality",
-        "seeds",
-        "F1",
-        "edit accuracy",
-        "right / stale",
-        "wrong",
-        "missing",
-        "unreadable",
-        "Δ F1 vs no edits",
-        "p",
-    ]
-    return Table(header, rows)
+    for c in _against_paper(det, "edits"):
+        f1, _, delta, p = c.f1(links)
+        stale = c.part[list(EDIT_COUNTS)].sum(axis=1)
+        right = [n / d if d else math.nan for n, d in zip(c.part.edits_correct, stale, strict=True)]
+        totals = [str(int(np.nansum(c.part[key]))) for key in EDIT_COUNTS]
+        pooled = f"{totals[0]} / {int(np.nansum(stale))}"
+        rows.append([*_names(c), str(c.part.seed.nunique()), f1, _mean_ci(right), pooled, *totals[1:], delta, p])
+    header = ["model", "regime", "modality", "seeds", "F1", "edit accuracy", "right / stale", "wrong", "missing"]
+    return Table([*header, "unreadable", "Δ F1 vs no edits", "p"], rows) if rows else None
 
 
 def crops(det: pd.DataFrame, links: Links) -> Table | None:
     """F1 with the memory as crops beside F1 with textual memory on the same seeds."""
-    if "memory" not in det.columns:
-        return None
-    det = _other_axes(det, "memory")
-    runs = det[det["memory"] != paper_value("memory")]
-    if runs.empty:
-        return None
     rows = []
-    for model, regime, modality in _cells(runs):
-        keys = {"model": model, "regime": regime, "modality": modality}
-        part = matching(runs, keys)
-        base = matching(det, {**keys, "memory": paper_value("memory")})
-        delta, p = _paired(part, base, "f1")
-        rows.append(
-            [
-                name(model),
-                str(regime),
-                str(modality),
-                str(part.seed.nunique()),
-                link(_mean_ci(part.f1), links.href(log_of(runs, **keys))),
-                _mean_ci(part.recall),
-                _mean_ci(base.f1) if not base.empty else MISSING,
-                delta,
-                p,
-                f"{int(np.nansum(part.unparseable))} / {int(np.nansum(part.calls))}",
-            ]
-        )
+    for c in _against_paper(det, "memory"):
+        f1, base, delta, p = c.f1(links)
+        unparseable = f"{int(np.nansum(c.part.unparseable))} / {int(np.nansum(c.part.calls))}"
+        rows.append([*_names(c), str(c.part.seed.nunique()), f1, _mean_ci(c.part.recall), base, delta, p, unparseable])
     header = ["model", "regime", "modality", "seeds", "F1 crops", "recall crops", "F1 text memory", "Δ F1", "p"]
-    header.append("unparseable / calls")
-    return Table(header, rows)
+    return Table([*header, "unparseable / calls"], rows) if rows else None
 
 
 def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, Table] | None:
