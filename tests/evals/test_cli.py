@@ -173,6 +173,7 @@ SELFVERIFY = (
 )
 
 
+@pytest.mark.slow  # two `inspect eval` subprocesses; braces from -T stay in the fast tier
 def test_prompts_with_braces_run_end_to_end_from_a_task_config(tmp_path: Path) -> None:
     config = tmp_path / "prompts.yaml"
     config.write_text(
@@ -286,6 +287,7 @@ def test_a_seed_in_the_auditor_role_spec_makes_the_random_auditor_reproducible(t
     assert first == second
 
 
+@pytest.mark.slow  # three `inspect eval` subprocesses
 def test_the_run_seed_reaches_the_auditor_role(tmp_path: Path) -> None:
     first, second = random_auditor_runs(tmp_path, "--seed", "7", "--model-role", "auditor=spatialstale/random")
     assert first == second

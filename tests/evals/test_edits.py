@@ -66,7 +66,13 @@ def test_edits_off_is_todays_detection_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("modality", "structured"), [("text", False), ("text", True), ("vision", False), ("vision", True)]
+    ("modality", "structured"),
+    [
+        ("text", False),
+        ("vision", True),
+        pytest.param("text", True, marks=pytest.mark.slow),
+        pytest.param("vision", False, marks=pytest.mark.slow),
+    ],
 )
 def test_the_observer_proposes_every_edit_right(modality: str, structured: bool, tmp_path: Path) -> None:
     task = detection(seeds=SEED_ARG, regime="L1,L2,L3", modality=modality, structured=structured, edits=True)
@@ -140,6 +146,7 @@ def test_the_usual_spellings_of_a_flag_are_read() -> None:
     assert [s.id for s in detection(seeds=SEED_ARG, edits="off").dataset] == [f"L2-s{s}" for s in SEEDS]
 
 
+@pytest.mark.slow  # an `inspect eval` subprocess; bad -T values are pinned in the fast tier by tests/evals/test_cli.py
 def test_the_command_line_refuses_a_bad_value_in_one_line(tmp_path: Path) -> None:
     bad = subprocess.run(
         [

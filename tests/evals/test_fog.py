@@ -354,6 +354,7 @@ def _inspect_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow  # `inspect eval` subprocesses; bad -T values are pinned in the fast tier by tests/evals/test_cli.py
 def test_the_command_line_takes_a_radius_and_refuses_a_bad_one_in_one_line(tmp_path: Path) -> None:
     ok = _inspect_eval(
         tmp_path / "ok", "-T", "view_radius=1", "-T", "seeds=625", "-T", "strategies=oracle", "--epochs", "1"

@@ -190,6 +190,7 @@ def test_the_set_name_is_case_insensitive_and_recorded_canonically(tmp_path: Pat
     assert log.eval.metadata is not None and log.eval.metadata["prompt_set"] == "no_rule"
 
 
+@pytest.mark.slow  # `inspect eval` subprocesses; bad -T values are pinned in the fast tier by tests/evals/test_cli.py
 def test_the_cli_takes_a_set_and_rejects_a_bad_one_before_any_call(tmp_path: Path) -> None:
     inspect = [sys.executable, "-m", "inspect_ai", "eval", "spatialstale/detection"]
     common = ["--model", "spatialstale/observer", "--log-dir", str(tmp_path), "--display", "none"]

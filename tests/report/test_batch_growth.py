@@ -15,24 +15,9 @@ from PIL import Image
 from spatialstale.report import read_logs
 from spatialstale.report._detection_stats import batch_sweep, enough_batch
 from spatialstale.report._navigation_stats import main_grid
-from spatialstale.study._cli import main
-
-
-def _report(log_dir: Path, out: Path) -> str:
-    assert main(["report", str(log_dir), "--out", str(out)]) == 0
-    return (out / "report.md").read_text()
-
-
-def _section(markdown: str, heading: str) -> str:
-    return markdown.split(heading)[1].split("\n### ")[0].split("\n## ")[0]
-
-
-def _rows(section: str, model: str) -> list[list[str]]:
-    return [
-        [c.strip() for c in line.strip(" |").split(" | ")]
-        for line in section.splitlines()
-        if line.startswith(f"| {model} ")
-    ]
+from tests.report._markdown import report_of as _report
+from tests.report._markdown import rows as _rows
+from tests.report._markdown import section as _section
 
 
 def test_report_shows_f1_and_calls_per_n_and_b(growth_study: Path, tmp_path: Path) -> None:

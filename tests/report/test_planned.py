@@ -13,6 +13,9 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from spatialstale.study._cli import main
+from tests.report._markdown import report_of as _report
+from tests.report._markdown import rows as _rows
+from tests.report._markdown import section as _section
 
 SEEDS = "4810,1734,77"
 
@@ -28,23 +31,6 @@ def distractor_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     log_dir = tmp_path_factory.mktemp("distractors")
     _study(log_dir, "spatialstale/random", "--distractors", "0,8")
     return log_dir
-
-
-def _report(log_dir: Path, out: Path) -> str:
-    assert main(["report", str(log_dir), "--out", str(out)]) == 0
-    return (out / "report.md").read_text()
-
-
-def _section(markdown: str, heading: str) -> str:
-    return markdown.split(heading)[1].split("\n### ")[0].split("\n## ")[0]
-
-
-def _rows(section: str, model: str) -> list[list[str]]:
-    return [
-        [c.strip() for c in line.strip(" |").split(" | ")]
-        for line in section.splitlines()
-        if line.startswith(f"| {model} ")
-    ]
 
 
 def test_the_distractor_tables_equal_the_raw_logs(distractor_study: Path, tmp_path: Path) -> None:
