@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ._data import DATA_DIR, DATA_REGIMES, PAPER_STALE_RATIOS, stale_ratio_stats, verify_dataset, write_dataset
+from ._distractors import BANK_DIR, BANK_VERSION, distractor_bank
 from ._instance import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, default_seeds, validate_size
 from ._regimes import AGENT_REGIMES
 
@@ -39,10 +40,18 @@ def _export(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     problems = verify_dataset(Path(args.dir))
-    for problem in problems:
-        print(problem, file=sys.stderr)
     if not problems:
         print(f"{args.dir}: every file matches its SHA-256 and the regenerated instances")
+    # the distractor bank every -T distractors=K draws from (App. K), read as a task reads it
+    distractor_bank.cache_clear()
+    try:
+        bank = distractor_bank(BANK_VERSION)
+    except (OSError, RuntimeError, ValueError) as error:
+        problems.append(f"distractor bank {BANK_VERSION}: {error}")
+    else:
+        print(f"{BANK_DIR}: {BANK_VERSION}.jsonl matches its SHA-256 ({len(bank)} entries)")
+    for problem in problems:
+        print(problem, file=sys.stderr)
     return 1 if problems else 0
 
 

@@ -108,3 +108,24 @@ def test_an_edited_bank_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (tmp_path / "v1.jsonl").write_text((BANK_DIR / "v1.jsonl").read_text().replace("hole", "pit", 1))
     with pytest.raises(RuntimeError, match="SHA-256 differs"):
         _distractors.distractor_bank.__wrapped__("v1")
+
+
+def test_verify_checks_the_bank_beside_the_instances(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from spatialstale.env import _distractors
+    from spatialstale.env.__main__ import main
+
+    assert main(["verify"]) == 0
+    assert f"{BANK_DIR}: v1.jsonl matches its SHA-256 ({MAX_DISTRACTORS} entries)" in capsys.readouterr().out
+    for name in ("v1.jsonl", "SHA256SUMS"):
+        shutil.copy(BANK_DIR / name, tmp_path / name)
+    (tmp_path / "v1.jsonl").write_text((BANK_DIR / "v1.jsonl").read_text().replace("hole", "pit", 1))
+    monkeypatch.setattr(_distractors, "BANK_DIR", tmp_path)
+    try:
+        assert main(["verify"]) == 1
+        assert "distractor bank v1:" in capsys.readouterr().err
+    finally:
+        _distractors.distractor_bank.cache_clear()  # the next reader reads the shipped bank again

@@ -11,7 +11,6 @@ lacks llama_cpp or no GGUF model is installed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,26 +19,14 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import ContentImage, ContentText, GenerateConfig
 
-from spatialstale.agents.llama_server import DEFAULT_MODEL_NAME, client, llama_server, new_api_key
+from spatialstale.agents.llama_server import DEFAULT_MODEL_NAME, client
 from spatialstale.evals.detection import detection
 from spatialstale.solvers import parse_audit
-
-from ._llama_support import LLAMA_PYTHON, local_llm_missing
 
 pytestmark = pytest.mark.slow
 
 ENTRIES = 64
 BATCH_SIZE = 32
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, str]]:
-    reason = local_llm_missing()
-    if reason:
-        pytest.skip(reason)
-    api_key = new_api_key()
-    with llama_server(server_python=LLAMA_PYTHON, api_key=api_key) as base_url:
-        yield base_url, api_key
 
 
 def test_crops_detection_answers_are_read_or_counted(server: tuple[str, str], tmp_path: Path) -> None:

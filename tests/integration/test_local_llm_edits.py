@@ -10,32 +10,19 @@ the counts. Skipped like ``test_local_llm`` when llama.cpp or the model is missi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from spatialstale.agents.llama_server import llama_server, new_api_key
 from spatialstale.solvers import read_audit
 from spatialstale.solvers._prompts import AUDIT_MARKER
 
-from ._llama_support import LLAMA_PYTHON, local_llm_missing
 from .test_local_llm import batch_ids, model_events, run, score_value
 
 pytestmark = pytest.mark.slow
 
 _CELL = re.compile(r"^\[(mem_\d+)\] (?:SAFE|DANGER) at \((\d+),(\d+)\)", re.MULTILINE)
 COUNTS = ("edits_correct", "edits_wrong", "edits_missing", "edits_unreadable")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, str]]:
-    reason = local_llm_missing()
-    if reason:
-        pytest.skip(reason)
-    api_key = new_api_key()
-    with llama_server(server_python=LLAMA_PYTHON, api_key=api_key) as base_url:
-        yield base_url, api_key
 
 
 @pytest.mark.parametrize("structured", [False, True])

@@ -10,34 +10,22 @@ installed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai.log import EvalLog
 
-from spatialstale.agents.llama_server import llama_server, new_api_key, run_suite
+from spatialstale.agents.llama_server import run_suite
 from spatialstale.env import make_instance
 from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
 from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
 
-from ._llama_support import LLAMA_PYTHON, local_llm_missing
 from .test_local_llm import BATCH_SIZE, ENTRIES, MAX_TOKENS, batch_ids, model_events, score_value
 
 pytestmark = pytest.mark.slow
 
 TOLD = "Another agent crossed the lake before you"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, str]]:
-    reason = local_llm_missing()
-    if reason:
-        pytest.skip(reason)
-    api_key = new_api_key()
-    with llama_server(server_python=LLAMA_PYTHON, api_key=api_key) as base_url:
-        yield base_url, api_key
 
 
 def run(server: tuple[str, str], task: str, tmp_path: Path, **task_args: Any) -> EvalLog:
