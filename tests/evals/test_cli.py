@@ -11,6 +11,8 @@ import yaml
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from spatialstale.env import MAX_DISTRACTORS
+
 ROOT = Path(__file__).resolve().parents[2]
 INSPECT = [sys.executable, "-m", "inspect_ai"]
 
@@ -116,6 +118,20 @@ REJECTED = {
         "structured must be one of true, false (or yes/no, 1/0, on/off); got 'maybe'",
     ),
     "empty prompt": (["-T", "audit_prompt="], "audit_prompt must not be empty; got ''"),
+    "bad distractors": (
+        ["-T", "distractors=-3"],
+        f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the distractor bank's size); got -3",
+    ),
+    "bad edits": (
+        ["-T", "edits=maybe"],
+        "edits must be one of true, false (or yes/no, 1/0, on/off); got 'maybe'",
+    ),
+    "bad memory": (["-T", "memory=pictures"], "memory must be one of text, crops; got 'pictures'"),
+    "crops from text": (
+        ["-T", "memory=crops"],
+        "memory=crops compares pictures of the memory with the current grid's image: it needs modality vision or both; "
+        "got modality=text",
+    ),
     "misspelled name": (
         ["-T", "regmie=L1"],
         "unknown task parameter 'regmie' (did you mean 'regime'?); valid: audit_prompt, batch_size, distractors, "
@@ -136,15 +152,18 @@ REJECTED = {
 }
 
 
+SLOW_CASES = ("bad structured", "empty prompt", "bad edits", "bad memory", "crops from text")
+"""Read by the same checks as the fast tier's cases: each one an `inspect eval` subprocess."""
+
+
 @pytest.mark.parametrize(
     ("case", "display"),
-    [(case, "none") for case in REJECTED if case not in ("bad structured", "empty prompt")]
+    [(case, "none") for case in REJECTED if case not in SLOW_CASES]
     + [("bad regime", "full")]
     + [
         pytest.param(case, display, marks=pytest.mark.slow)
         for case, display in (
-            ("bad structured", "none"),
-            ("empty prompt", "none"),
+            *((case, "none") for case in SLOW_CASES),
             *(("bad regime", display) for display in ("plain", "rich", "log")),
             *(("unknown agent", display) for display in ("plain", "rich", "full", "log")),
         )

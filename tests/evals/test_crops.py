@@ -11,13 +11,11 @@ from __future__ import annotations
 import base64
 import itertools
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from inspect_ai.event import ModelEvent
-from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, resolve_sample_attachments
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ContentImage, ContentText
 
 from spatialstale.env import default_seeds, entry_crop, make_instance
@@ -121,23 +119,6 @@ def test_a_bad_combination_fails_before_any_model_call(args: dict[str, object], 
     with pytest.raises(TaskParameterError) as error:
         detection(**args)
     assert str(error.value) == message
-
-
-@pytest.mark.slow  # the one-line error of any bad -T value is pinned in the fast tier by tests/evals/test_cli.py
-def test_the_command_line_refuses_a_bad_memory_in_one_line(tmp_path: Path) -> None:
-    bad = subprocess.run(
-        [
-            *(sys.executable, "-m", "inspect_ai", "eval", "spatialstale/detection", "--model", "spatialstale/observer"),
-            *("-T", "memory=pictures", "--log-dir", str(tmp_path), "--display", "none"),
-        ],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert bad.returncode == 1
-    assert bad.stderr.strip() == "memory must be one of text, crops; got 'pictures'"
-    assert not list_eval_logs(str(tmp_path))
 
 
 @pytest.mark.slow
