@@ -21,7 +21,8 @@ boto3 = pytest.importorskip("boto3")
 s3fs = pytest.importorskip("s3fs")
 
 BUCKET = "spatialstale-study"
-LINK = re.compile(r"\[([^\]]*)\]\(<[^>]*>\)")
+LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]\(<[^>]*>\)")
+"""A Markdown link, its text kept (which may hold an interval in brackets: ``[0.9 [0.8, 1.0]](<log>)``)."""
 
 
 @pytest.fixture(scope="module")
