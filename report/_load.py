@@ -39,18 +39,13 @@ from inspect_ai.log import EvalLog, EvalSample, EvalSampleSummary, list_eval_log
 
 from spatialstale.env import DEFAULT_SIZE
 from spatialstale.scorers import implied_detection
-from spatialstale.solvers import OUTCOMES, SETTINGS, Axis, axes_of
+from spatialstale.solvers import EDIT_JUDGMENTS, OUTCOMES, SETTINGS, Axis, axes_of
 
 SCORERS = {"detection": "stale_f1", "navigation": "episode_outcome", "perception": "perception_accuracy"}
 """The scorer of each task kind, whose values the tables read."""
-EXTENSION_COUNTS = (
-    "distractors_flagged",
-    "distractor_judgments",
-    "edits_correct",
-    "edits_wrong",
-    "edits_missing",
-    "edits_unreadable",
-)
+EDIT_COUNTS = tuple(f"edits_{judgment}" for judgment in EDIT_JUDGMENTS)
+"""Each truly stale entry is exactly one of these (``-T edits=true``), as the scorer names them."""
+EXTENSION_COUNTS = ("distractors_flagged", "distractor_judgments", *EDIT_COUNTS)
 """Detection's counts of the App. K runs (NaN in a run without distractors or edits)."""
 FLAG_CELLS = ("SAFE_safe", "SAFE_hole", "DANGER_hole", "DANGER_safe")
 """Claim x current truth: SAFE_hole is a thaw (deadly stale), DANGER_safe a freeze."""

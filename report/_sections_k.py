@@ -16,7 +16,7 @@ from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
 
 from ._document import MISSING, Evidence, Links, Table, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
-from ._load import paper_value
+from ._load import EDIT_COUNTS, paper_value
 from ._navigation_stats import matching, strategies_in
 from ._stats import bootstrap_ci, paired_wilcoxon
 
@@ -164,10 +164,6 @@ def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
             )
     header = ["model", "regime", "modality", "strategy", "K", "seeds", "death with K", "death with 0", "Δ death", "p"]
     return Table([*header, "audit calls an episode"], rows) if rows else None
-
-
-EDIT_COUNTS = ("edits_correct", "edits_wrong", "edits_missing", "edits_unreadable")
-"""Each truly stale entry is exactly one of these (``-T edits=true``)."""
 
 
 def edits(det: pd.DataFrame, links: Links) -> Table | None:

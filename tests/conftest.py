@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval
-from inspect_ai.log import EvalLog
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 
 from spatialstale.study import Study, run_study, study_seeds, study_tasks
 
@@ -31,6 +32,18 @@ def run_eval(task: Any, model: Any, log_dir: Path, **kwargs: Any) -> EvalLog:
     assert log.status == "success", log.error
     assert log.samples
     return log
+
+
+def metrics(log: EvalLog) -> dict[str, float]:
+    """Every metric of the log's scores, by name."""
+    assert log.results
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+
+def prompts(sample: EvalSample) -> list[str]:
+    """The text of each model call's input, in call order."""
+    resolved = resolve_sample_attachments(sample)
+    return ["\n".join(m.text for m in e.input) for e in resolved.events if isinstance(e, ModelEvent)]
 
 
 @contextmanager

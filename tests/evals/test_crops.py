@@ -15,21 +15,16 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.event import ModelEvent
-from inspect_ai.log import EvalLog, EvalSample, read_eval_log, resolve_sample_attachments
+from inspect_ai.log import EvalSample, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import ContentImage, ContentText
 
 from spatialstale.env import default_seeds, entry_crop, make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.solvers import TaskParameterError
-from tests.conftest import run_eval
+from tests.conftest import metrics, run_eval
 
 SEEDS = list(default_seeds()[:2])
 SEED_ARG = ",".join(map(str, SEEDS))
-
-
-def metrics(log: EvalLog) -> dict[str, float]:
-    assert log.results
-    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
 
 
 def calls(sample: EvalSample) -> list[ModelEvent]:

@@ -11,44 +11,23 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
-from inspect_ai import eval
-from inspect_ai.event import ModelEvent
-from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 
 from spatialstale.env import MAX_DISTRACTORS, default_seeds, make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.solvers import TaskParameterError
+from tests.conftest import metrics, prompts, run_eval
 
 SEEDS = list(default_seeds()[:2])
 SEED_ARG = ",".join(map(str, SEEDS))
 K = 8
 
 
-def run(task: Any, model: str, tmp_path: Path) -> EvalLog:
-    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none", log_realtime=False)
-    assert log.status == "success", log.error
-    assert log.samples
-    return log
-
-
-def metrics(log: EvalLog) -> dict[str, float]:
-    assert log.results
-    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
-
-
-def prompts(sample: EvalSample) -> list[str]:
-    """The text of each model call's input, in call order."""
-    resolved = resolve_sample_attachments(sample)
-    return ["\n".join(m.text for m in e.input) for e in resolved.events if isinstance(e, ModelEvent)]
-
-
 def test_zero_distractors_is_todays_detection_run(tmp_path: Path) -> None:
-    before = run(detection(seeds=SEED_ARG, regime="L2,L3"), "spatialstale/observer", tmp_path / "a")
-    zero = run(detection(seeds=SEED_ARG, regime="L2,L3", distractors=0), "spatialstale/observer", tmp_path / "b")
+    before = run_eval(detection(seeds=SEED_ARG, regime="L2,L3"), "spatialstale/observer", tmp_path / "a")
+    zero = run_eval(detection(seeds=SEED_ARG, regime="L2,L3", distractors=0), "spatialstale/observer", tmp_path / "b")
     assert [s.id for s in zero.samples or []] == [s.id for s in before.samples or []]
     for a, b in zip(before.samples or [], zero.samples or [], strict=True):
         assert prompts(a) == prompts(b) and prompts(a)
@@ -62,7 +41,7 @@ def test_zero_distractors_is_todays_detection_run(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("model", ["spatialstale/observer", "spatialstale/credulous", "spatialstale/random"])
 def test_detection_with_distractors(model: str, tmp_path: Path) -> None:
-    log = run(detection(seeds=SEED_ARG, regime="L2,L3", distractors=K), model, tmp_path)
+    log = run_eval(detection(seeds=SEED_ARG, regime="L2,L3", distractors=K), model, tmp_path)
     assert sorted(str(s.id) for s in log.samples or []) == sorted(f"{r}-d{K}-s{s}" for r in ("L2", "L3") for s in SEEDS)
     assert (log.eval.metadata or {})["distractors"] == K
     score = metrics(log)
@@ -93,7 +72,7 @@ def test_detection_with_distractors(model: str, tmp_path: Path) -> None:
 
 def test_omcd_audits_every_entry_and_the_view_holds_the_distractors(tmp_path: Path) -> None:
     task = navigation(seeds=str(SEEDS[0]), strategies="nofilter,omcd,selfverify", episodes=1, distractors=K)
-    log = run(task, "spatialstale/observer", tmp_path)
+    log = run_eval(task, "spatialstale/observer", tmp_path)
     by_strategy = {s.metadata["strategy"]: s for s in log.samples or []}
     assert sorted(by_strategy) == ["nofilter", "omcd", "selfverify"]
     assert all(s.id.endswith(f"-d{K}-s{SEEDS[0]}") for s in by_strategy.values())
@@ -129,7 +108,7 @@ def test_the_count_is_read_from_text_as_inspect_passes_it() -> None:
 
 def test_a_flagged_distractor_marked_unknown_names_no_cell(tmp_path: Path) -> None:
     task = navigation(seeds=SEED_ARG, strategies="omcd", episodes=1, distractors=K, filter="unknown")
-    log = run(task, "spatialstale/random", tmp_path)
+    log = run_eval(task, "spatialstale/random", tmp_path)
     texts = [p for s in log.samples or [] for p in prompts(s)]
     assert any("UNKNOWN (flagged stale at step 0)\n" in t for t in texts), "no distractor was flagged: the test is idle"
     assert not any("(-1," in t for t in texts)
@@ -146,5 +125,5 @@ def test_zero_distractors_leaves_the_navigation_samples_as_they_were() -> None:
 @pytest.mark.parametrize(("k", "batch"), [(5, 7), (20, 4)])
 def test_an_omcd_audit_is_one_call_per_batch_of_all_entries(k: int, batch: int, tmp_path: Path) -> None:
     task = navigation(seeds=str(SEEDS[1]), strategies="omcd", episodes=1, distractors=k, batch_size=batch)
-    [sample] = run(task, "spatialstale/observer", tmp_path).samples or []
+    [sample] = run_eval(task, "spatialstale/observer", tmp_path).samples or []
     assert sample.scores["episode_outcome"].value["audit_model_calls"] == math.ceil((64 + k) / batch)  # type: ignore[index]

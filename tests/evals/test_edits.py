@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from inspect_ai.event import InfoEvent, ModelEvent
-from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from spatialstale.env import default_seeds
 from spatialstale.evals.detection import detection
@@ -22,21 +22,11 @@ from spatialstale.solvers import EDITS_REQUEST, TaskParameterError
 from spatialstale.study import Study, study_tasks
 from spatialstale.study._cli import main
 from spatialstale.study._estimate import plan
-from tests.conftest import run_eval
+from tests.conftest import metrics, prompts, run_eval
 
 SEEDS = list(default_seeds()[:2])
 SEED_ARG = ",".join(map(str, SEEDS))
 COUNTS = ("edits_correct", "edits_wrong", "edits_missing", "edits_unreadable")
-
-
-def metrics(log: EvalLog) -> dict[str, float]:
-    assert log.results
-    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
-
-
-def prompts(sample: EvalSample) -> list[str]:
-    resolved = resolve_sample_attachments(sample)
-    return ["\n".join(m.text for m in e.input) for e in resolved.events if isinstance(e, ModelEvent)]
 
 
 def value(sample: EvalSample) -> dict[str, Any]:
