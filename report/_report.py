@@ -27,7 +27,7 @@ from . import _sections_k as k_sections
 from . import _sections_paper as paper_sections
 from ._detection_stats import MAIN_BATCH_SIZE
 from ._document import MISSING, VIEWER, Links, pct, render_markdown, to_html
-from ._headline import headline
+from ._headline import cut_warning, headline
 from ._load import Results
 from ._navigation_stats import (
     AGENT,
@@ -112,7 +112,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     nav = paper_view(every_nav) if not every_nav.empty else every_nav
     axes = with_axes(every_nav)
     prompt_note = ""
-    if wording != DEFAULT_PROMPT_SET or sets != [wording]:
+    if sets and (wording != DEFAULT_PROMPT_SET or sets != [wording]):
         compared = "; the section *Prompt sensitivity* compares the sets." if len(sets) > 1 else "."
         prompt_note = f"The paper's tables and figures below are the runs under the prompt set `{wording}`{compared}"
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
@@ -122,8 +122,10 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
         if not results.navigation.empty
         else results.navigation
     )
+    totals = {kind: len(frame) for kind, frame in results.tables().items()}
     context = {
         "alpha": ALPHA,
+        "cut_warning": cut_warning(results.cut(), totals, left_out=not results.left_out.empty),
         "headline": headline(det, nav),
         "overview": paper_sections.overview(results, source, links),
         "prompt_note": prompt_note,
