@@ -14,7 +14,9 @@ import html
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +101,45 @@ def as_int(value: object) -> int:
     return 0 if math.isnan(number) else int(number)
 
 
+SAMPLE_KEY = ("log", "sample_id", "epoch")
+"""What names one sample row of a table, whatever frame it was copied into."""
+_shown: ContextVar[set[tuple[str, str, int]] | None] = ContextVar("shown", default=None)
+
+
+@contextmanager
+def shown_samples() -> Iterator[set[tuple[str, str, int]]]:
+    """Collect the samples behind every cell built inside the block: the rows a cell
+    links to (:func:`log_of`) or counts the cut samples of (:func:`cut_of`), and the rows
+    a section marks with :func:`show`. The report compares them with every sample read,
+    so a run no table shows is listed rather than silently dropped."""
+    collected: set[tuple[str, str, int]] = set()
+    token = _shown.set(collected)
+    try:
+        yield collected
+    finally:
+        _shown.reset(token)
+
+
+def sample_keys(frame: pd.DataFrame) -> set[tuple[str, str, int]]:
+    """The :data:`SAMPLE_KEY` of every row of ``frame`` (epoch 1 for a table without one)."""
+    if frame.empty or "log" not in frame.columns or "sample_id" not in frame.columns:
+        return set()
+    epochs = frame["epoch"] if "epoch" in frame.columns else pd.Series(1, index=frame.index)
+    return {
+        (str(log), str(sample), as_int(epoch) or 1)
+        for log, sample, epoch in zip(frame["log"], frame["sample_id"], epochs, strict=True)
+    }
+
+
+def show(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mark the rows of ``frame`` as shown by the section being built (see
+    :func:`shown_samples`); returns ``frame``."""
+    collected = _shown.get()
+    if collected is not None:
+        collected |= sample_keys(frame)
+    return frame
+
+
 def rows_matching(frame: pd.DataFrame, **keys: object) -> pd.DataFrame:
     """The rows of ``frame`` matching ``keys`` (none when ``frame`` lacks a key's column:
     a table of a partial matrix may have none of its rows)."""
@@ -170,6 +211,7 @@ def cut_note(frame: pd.DataFrame, **keys: object) -> str:
 def cut_of(part: pd.DataFrame, unit: str | None = None) -> str:
     """:func:`cut_note` of every row of ``part``, each row one of ``unit`` (by default
     :func:`unit_of` the table)."""
+    show(part)
     phrase = cut_phrase(cut_counts(part), len(part), unit or unit_of(part))
     return f" — {phrase}" if phrase else ""
 
@@ -177,6 +219,7 @@ def cut_of(part: pd.DataFrame, unit: str | None = None) -> str:
 def log_of(frame: pd.DataFrame, **keys: object) -> Evidence | None:
     """The log, and the first sample in it, of the newest sample row matching ``keys``
     (the samples a cell came from: the viewer opens that sample and steps through the rest)."""
+    show(rows_matching(frame, **keys))
     row = first_row(frame.iloc[::-1], **keys)
     if row is None:
         return None
