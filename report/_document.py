@@ -14,7 +14,9 @@ import html
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,25 +101,125 @@ def as_int(value: object) -> int:
     return 0 if math.isnan(number) else int(number)
 
 
-def first_row(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
-    """The first row of ``frame`` matching ``keys``, or None (also when ``frame``
-    lacks a key's column: a table of a partial matrix may have none of its rows)."""
+SAMPLE_KEY = ("log", "sample_id", "epoch")
+"""What names one sample row of a table, whatever frame it was copied into."""
+_shown: ContextVar[set[tuple[str, str, int]] | None] = ContextVar("shown", default=None)
+
+
+@contextmanager
+def shown_samples() -> Iterator[set[tuple[str, str, int]]]:
+    """Collect the samples behind every cell built inside the block: the rows a cell
+    links to (:func:`log_of`) or counts the cut samples of (:func:`cut_of`), and the rows
+    a section marks with :func:`show`. The report compares them with every sample read,
+    so a run no table shows is listed rather than silently dropped."""
+    collected: set[tuple[str, str, int]] = set()
+    token = _shown.set(collected)
+    try:
+        yield collected
+    finally:
+        _shown.reset(token)
+
+
+def sample_keys(frame: pd.DataFrame) -> set[tuple[str, str, int]]:
+    """The :data:`SAMPLE_KEY` of every row of ``frame`` (epoch 1 for a table without one)."""
+    if frame.empty or "log" not in frame.columns or "sample_id" not in frame.columns:
+        return set()
+    epochs = frame["epoch"] if "epoch" in frame.columns else pd.Series(1, index=frame.index)
+    return {
+        (str(log), str(sample), as_int(epoch) or 1)
+        for log, sample, epoch in zip(frame["log"], frame["sample_id"], epochs, strict=True)
+    }
+
+
+def show(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mark the rows of ``frame`` as shown by the section being built (see
+    :func:`shown_samples`); returns ``frame``."""
+    collected = _shown.get()
+    if collected is not None:
+        collected |= sample_keys(frame)
+    return frame
+
+
+def rows_matching(frame: pd.DataFrame, **keys: object) -> pd.DataFrame:
+    """The rows of ``frame`` matching ``keys`` (none when ``frame`` lacks a key's column:
+    a table of a partial matrix may have none of its rows)."""
     if frame.empty or any(key not in frame.columns for key in keys):
-        return None
+        return frame.iloc[0:0]
     mask = pd.Series(True, index=frame.index)
     for key, value in keys.items():
         mask &= frame[key] == value
-    part = frame[mask]
+    return frame[mask]
+
+
+def first_row(frame: pd.DataFrame, **keys: object) -> pd.Series | None:
+    """The first row of ``frame`` matching ``keys``, or None."""
+    part = rows_matching(frame, **keys)
     return None if part.empty else part.iloc[0]
 
 
-Evidence = tuple[str, str | None, int | None]
-"""Where a cell's number comes from: (log, sample id, epoch); the id is None when unknown."""
+LIMITS = {
+    "token": "the token limit",
+    "message": "the message limit",
+    "turn": "the turn limit",
+    "time": "the time limit",
+    "working": "the working-time limit",
+    "context": "the context window",
+    "cost": "the cost limit",
+    "operator": "an operator",
+    "custom": "a custom limit",
+}
+"""Each sample limit (Inspect's ``EvalSampleLimit.type``) as the report names it."""
+
+
+def limit_name(limit: str) -> str:
+    return LIMITS.get(limit, f"the {limit} limit")
+
+
+def cut_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """How many rows of ``frame`` a sample limit cut short, by limit (none when the
+    table has no ``limit`` column: a table built before limits were read)."""
+    if frame.empty or "limit" not in frame.columns:
+        return {}
+    cut = frame["limit"][frame["limit"].fillna("") != ""]
+    return {str(limit): int(n) for limit, n in cut.value_counts().sort_index().items()}
+
+
+def cut_phrase(counts: Mapping[str, int], total: int, unit: str) -> str:
+    """``3 of 3 samples cut by the token limit``, or ``2 of 10 episodes cut (1 by the token
+    limit, 1 by the time limit)``; empty when nothing was cut."""
+    cut = sum(counts.values())
+    if not cut:
+        return ""
+    if len(counts) == 1:
+        return f"{cut} of {total} {unit} cut by {limit_name(next(iter(counts)))}"
+    parts = ", ".join(f"{n} by {limit_name(limit)}" for limit, n in counts.items())
+    return f"{cut} of {total} {unit} cut ({parts})"
+
+
+def unit_of(frame: pd.DataFrame) -> str:
+    """What a row of ``frame`` is: an episode (navigation: a row per epoch) or a sample."""
+    return "episodes" if "epoch" in frame.columns else "samples"
+
+
+def cut_note(frame: pd.DataFrame, **keys: object) -> str:
+    """`` — 3 of 3 samples cut by the token limit``: what a cell built from the rows of
+    ``frame`` matching ``keys`` must say of the samples a limit ended (their score counts
+    only what ran before it); empty when none was."""
+    return cut_of(rows_matching(frame, **keys))
+
+
+def cut_of(part: pd.DataFrame, unit: str | None = None) -> str:
+    """:func:`cut_note` of every row of ``part``, each row one of ``unit`` (by default
+    :func:`unit_of` the table)."""
+    show(part)
+    phrase = cut_phrase(cut_counts(part), len(part), unit or unit_of(part))
+    return f" — {phrase}" if phrase else ""
 
 
 def log_of(frame: pd.DataFrame, **keys: object) -> Evidence | None:
     """The log, and the first sample in it, of the newest sample row matching ``keys``
     (the samples a cell came from: the viewer opens that sample and steps through the rest)."""
+    show(rows_matching(frame, **keys))
     row = first_row(frame.iloc[::-1], **keys)
     if row is None:
         return None
@@ -186,6 +288,16 @@ class Links:
             page = f"{VIEWER}/index.html#/logs/{quote(inside)}"
             return f"{page}/samples/sample/{quote(sample[0], safe='')}/{sample[1]}/" if sample else page
         return log if remote else quote(os.path.relpath(local, self.out.resolve()))
+
+
+def evidence(text: str, frame: pd.DataFrame, links: Links, **keys: object) -> str:
+    """A data cell: ``text`` linked to the log of the rows of ``frame`` matching ``keys``,
+    followed by how many of them a limit cut short (:func:`cut_note`)."""
+    return link(text, links.href(log_of(frame, **keys))) + cut_note(frame, **keys)
+
+
+Evidence = tuple[str, str | None, int | None]
+"""Where a cell's number comes from: (log, sample id, epoch); the id is None when unknown."""
 
 
 def _cell(text: object) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ._detection_stats import main_detection, modality_tests
-from ._document import MISSING, UNDEFINED, Table, esc, nan, pvalue, short
+from ._document import MISSING, UNDEFINED, Table, cut_of, cut_phrase, esc, nan, pvalue, short
 from ._figures import STRATEGY_NAMES
 from ._navigation_stats import paper_cells, per_seed_rates, strategies_in
 from ._stats import ALPHA, bootstrap_ci, mcnemar, paired_wilcoxon
@@ -62,13 +62,15 @@ class Contrast:
     mcnemar_p: float
     only_a: int
     only_b: int
+    cut: str = ""
+    """What the limits cut of the episodes compared (:func:`cut_of`), or empty."""
 
     def sentence(self) -> str:
         """``+33 pp [95 % CI +13, +60 pp] (Wilcoxon, 15 (regime, seed) pairs, p = 0.025; McNemar ...)``."""
         tests = f"Wilcoxon, {self.units} (regime, seed) pairs, p = {pvalue(self.p)}"
         if not nan(self.mcnemar_p):
             tests += f"; McNemar {self.only_a}/{self.only_b} discordant episodes, p = {pvalue(self.mcnemar_p)}"
-        return f"{100 * self.difference:+.0f} pp{interval(self.low, self.high, True)} ({tests})"
+        return f"{100 * self.difference:+.0f} pp{interval(self.low, self.high, True)} ({tests}){self.cut}"
 
 
 def contrast(seeds: pd.DataFrame, episodes: pd.DataFrame, a: str, b: str, metric: str) -> Contrast | None:
@@ -97,6 +99,7 @@ def contrast(seeds: pd.DataFrame, episodes: pd.DataFrame, a: str, b: str, metric
         mcnemar_p=mc.p if mc else math.nan,
         only_a=mc.only_a if mc else 0,
         only_b=mc.only_b if mc else 0,
+        cut=cut_of(episodes[episodes.strategy.isin([a, b])]),
     )
 
 
@@ -105,13 +108,13 @@ class Finding:
     """What one model's logs show."""
 
     model: str
-    f1: dict[str, tuple[float, float, float, int]]
-    """modality -> (mean F1, CI low, CI high, defined units)."""
+    f1: dict[str, tuple[float, float, float, int, str]]
+    """modality -> (mean F1, CI low, CI high, defined units, what limits cut of its samples)."""
     unflagged: tuple[int, int]
     """(seeds on which nothing was flagged: precision undefined, detection seeds)."""
     vision_vs_text: tuple[float, float, int] | None
-    deaths: dict[str, tuple[float, float, float]]
-    """strategy -> (death rate, CI low, CI high) pooled over regimes."""
+    deaths: dict[str, tuple[float, float, float, str]]
+    """strategy -> (death rate, CI low, CI high, what limits cut of its episodes) pooled over regimes."""
     nofilter_by_regime: list[tuple[str, float]]
     tax: Contrast | None
     gap: Contrast | None
@@ -121,7 +124,7 @@ class Finding:
 
 def _detection(
     det: pd.DataFrame, model: str
-) -> tuple[dict[str, tuple[float, float, float, int]], tuple[float, float, int] | None, tuple[int, int]]:
+) -> tuple[dict[str, tuple[float, float, float, int, str]], tuple[float, float, int] | None, tuple[int, int]]:
     if det.empty:
         return {}, None, (0, 0)
     main = main_detection(det)
@@ -131,7 +134,7 @@ def _detection(
         values = [float(v) for v in group.f1 if not nan(v)]
         if values:
             low, high = bootstrap_ci(values)
-            out[str(modality)] = (float(np.mean(values)), low, high, len(values))
+            out[str(modality)] = (float(np.mean(values)), low, high, len(values), cut_of(group))
     tests = modality_tests(det)
     row = tests[tests.model == model]
     vt = (float(row.difference.iloc[0]), float(row.p.iloc[0]), int(row.pairs.iloc[0])) if len(row) else None
@@ -152,7 +155,7 @@ def finding(det: pd.DataFrame, nav: pd.DataFrame, model: str) -> Finding:
     """The numbers and the sentences of one model."""
     f1, vt, unflagged = _detection(det, model)
     episodes, seeds = _navigation(nav, model)
-    deaths: dict[str, tuple[float, float, float]] = {}
+    deaths: dict[str, tuple[float, float, float, str]] = {}
     by_regime: list[tuple[str, float]] = []
     tax = gap = None
     regimes: list[str] = []
@@ -161,8 +164,8 @@ def finding(det: pd.DataFrame, nav: pd.DataFrame, model: str) -> Finding:
         for strategy in strategies_in(seeds.strategy):
             part = seeds[seeds.strategy == strategy]
             if len(part):
-                rate = float(episodes[episodes.strategy == strategy].death.mean())
-                deaths[strategy] = (rate, *bootstrap_ci(list(part.death)))
+                ran = episodes[episodes.strategy == strategy]
+                deaths[strategy] = (float(ran.death.mean()), *bootstrap_ci(list(part.death)), cut_of(ran))
         nofilter = episodes[episodes.strategy == "nofilter"]
         by_regime = [(str(r), float(g.death.mean())) for r, g in nofilter.groupby("regime")]
         tax = contrast(seeds, episodes, "nofilter", "nomemory", "death")
@@ -175,7 +178,7 @@ def finding(det: pd.DataFrame, nav: pd.DataFrame, model: str) -> Finding:
 def _sentences(f: Finding) -> list[str]:
     out = []
     if f.f1:
-        parts = [f"{m} {mean:.2f}{_f1_ci(low, high)} ({n} seeds)" for m, (mean, low, high, n) in f.f1.items()]
+        parts = [f"{m} {mean:.2f}{_f1_ci(low, high)} ({n} seeds{cut})" for m, (mean, low, high, n, cut) in f.f1.items()]
         text = "Detection F1: " + ", ".join(parts)
         if f.vision_vs_text is not None:
             d, p, n = f.vision_vs_text
@@ -187,11 +190,11 @@ def _sentences(f: Finding) -> list[str]:
     if f.deaths:
         regimes = dict(f.nofilter_by_regime) if len(f.nofilter_by_regime) > 1 else {}
         parts = []
-        for s, (r, lo, hi) in f.deaths.items():
+        for s, (r, lo, hi, cut) in f.deaths.items():
             split = ""
             if s == "nofilter" and regimes:
                 split = " (" + ", ".join(f"{regime} {share(x)}" for regime, x in regimes.items()) + ")"
-            parts.append(f"{STRATEGY_NAMES.get(s, s)} {share(r)}{interval(lo, hi)}{split}")
+            parts.append(f"{STRATEGY_NAMES.get(s, s)} {share(r)}{interval(lo, hi)}{split}{cut}")
         out.append(f"Deaths per episode ({', '.join(f.regimes)}, text observation): " + "; ".join(parts) + ".")
     if f.tax is not None:
         t = f.tax
@@ -235,11 +238,47 @@ def summary_table(findings: Sequence[Finding]) -> Table:
     rows = []
     for f in findings:
         row = [f.model]
-        row += [f"{f.f1[m][0]:.2f}" if m in f.f1 else MISSING for m in modalities]
-        row += [share(f.deaths[s][0]) if s in f.deaths else MISSING for s in strategies]
+        row += [f"{f.f1[m][0]:.2f}{f.f1[m][4]}" if m in f.f1 else MISSING for m in modalities]
+        row += [share(f.deaths[s][0]) + f.deaths[s][3] if s in f.deaths else MISSING for s in strategies]
         if any(x.tax for x in findings):
             row.append(f"{100 * f.tax.difference:+.0f} (p = {pvalue(f.tax.p)})" if f.tax else UNDEFINED)
         if any(x.gap for x in findings):
             row.append(f"{100 * f.gap.difference:+.0f} (p = {pvalue(f.gap.p)})" if f.gap else UNDEFINED)
         rows.append(row)
     return Table(header, rows)
+
+
+KIND_UNITS = {"detection": "detection samples", "navigation": "navigation episodes", "perception": "perception samples"}
+
+
+def cut_warning(cut: pd.DataFrame, totals: dict[str, int], left_out: bool) -> str | None:
+    """The report's first words when a sample limit cut samples short: how many of each
+    task kind, by which limit, and what that does to the figures; None when none was.
+
+    ``cut`` holds a row per sample cut (``Results.cut``), ``totals`` the samples read per
+    task kind (the cut ones included), ``left_out`` whether the figures leave them out
+    (``--exclude-limited``).
+    """
+    if cut.empty:
+        return None
+    parts = []
+    for kind, unit in KIND_UNITS.items():
+        part = cut[cut.kind == kind]
+        if len(part):
+            counts = {str(k): int(n) for k, n in part["limit"].value_counts().sort_index().items()}
+            total = totals.get(kind, 0) + (len(part) if left_out else 0)
+            parts.append(cut_phrase(counts, total, unit))
+    listed = "[Appendix: samples cut short](#appendix-cut) lists them"
+    if left_out:
+        return (
+            f"**Samples cut short, left out.** {'; '.join(parts)}: a sample limit ended them before their work was "
+            f"done, and every figure below leaves them out (`--exclude-limited`); {listed}."
+        )
+    return (
+        f"**Samples cut short.** {'; '.join(parts)}: a sample limit ended them before their work was done. Their "
+        "scores count only what ran before the limit (an audit's unjudged entries count as not flagged, an episode "
+        "cut mid-way is neither a success nor a death), so the figures that include them are not the model's; "
+        f"every cell that includes them says how many, and {listed}. `spatialstale report LOG_DIR "
+        "--exclude-limited` shows the figures without them; to finish them, run them again with a higher limit "
+        "(`inspect eval-retry` does not rerun a sample that ended on a limit)."
+    )

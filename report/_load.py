@@ -29,13 +29,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from inspect_ai.analysis import ColumnError, EvalColumn, SampleColumn, evals_df, samples_df
-from inspect_ai.log import EvalLog, EvalSample, EvalSampleSummary, list_eval_logs, read_eval_log
+from inspect_ai.log import EvalLog, EvalSample, EvalSampleLimit, EvalSampleSummary, list_eval_logs, read_eval_log
 
 from spatialstale.env import DEFAULT_SIZE
 from spatialstale.scorers import implied_detection
@@ -61,6 +61,13 @@ def paper_value(name: str) -> str:
     axis = next(a for kind in SETTINGS for a in row_axes(kind) if a.name == name)
     return axis.show(axis.value)
 
+
+CUT_COLUMNS = ("limit", "limit_reason")
+"""Every table's record of a sample cut short: the type of the sample limit that ended it
+(Inspect's ``EvalSample.limit``: ``token``, ``message``, ``turn``, ``time``, ``working``,
+``context``, ``cost``, ``operator``, ``custom``), empty for a sample that ran to its end,
+and Inspect's reason (``Token limit exceeded. value: 6,579; limit: 6,000``). A cut sample
+keeps its score: what ran before the limit."""
 
 KEYS = {
     "detection": ("model", "regime", "modality", "batch_size", "size", "seed"),
@@ -92,6 +99,7 @@ COLUMNS = {
         "stale_ratio",
         "n_stale",
         *EXTENSION_COUNTS,
+        *CUT_COLUMNS,
         "log",
         "sample_id",
     ],
@@ -108,6 +116,7 @@ COLUMNS = {
         "audit_calls",
         "audit_tokens",
         "batch_size",
+        *CUT_COLUMNS,
         "log",
         "sample_id",
     ],
@@ -127,6 +136,7 @@ COLUMNS = {
         "conflicting",
         "calls",
         "implied_f1",
+        *CUT_COLUMNS,
         "log",
         "sample_id",
     ],
@@ -152,6 +162,42 @@ class Results:
     """Where the logs were read from, as given."""
     perception: pd.DataFrame = field(default_factory=pd.DataFrame)
     """The perception probe's rows, if any."""
+    left_out: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """The samples cut short that :meth:`without_cut` left out (the rows of :meth:`cut`)."""
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by task kind."""
+        return {"detection": self.detection, "navigation": self.navigation, "perception": self.perception}
+
+    def cut(self) -> pd.DataFrame:
+        """Every sample a limit cut short, one row each: its task kind, model, regime,
+        modality, seed, strategy and epoch where it has them, the limit and its reason, the
+        log and the sample id; the samples :meth:`without_cut` left out are among them."""
+        columns = ["kind", "model", "regime", "modality", "strategy", "seed", "epoch", *CUT_COLUMNS, "log", "sample_id"]
+        parts = [
+            frame[frame["limit"] != ""].assign(kind=kind)
+            for kind, frame in self.tables().items()
+            if not frame.empty and "limit" in frame.columns
+        ]
+        if not self.left_out.empty:
+            parts.append(self.left_out)
+        parts = [part.reindex(columns=columns) for part in parts if not part.empty]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+    def without_cut(self) -> Results:
+        """These results without the samples a limit cut short, which :attr:`left_out`
+        then lists (``spatialstale report --exclude-limited``)."""
+        kept = {
+            kind: frame[frame["limit"] == ""].reset_index(drop=True) if "limit" in frame.columns else frame
+            for kind, frame in self.tables().items()
+        }
+        return replace(
+            self,
+            detection=kept["detection"],
+            navigation=kept["navigation"],
+            perception=kept["perception"],
+            left_out=self.cut(),
+        )
 
 
 def model_label(model: str, roles: object) -> str:
@@ -224,6 +270,18 @@ CELL_COLUMNS = ["task_name", "model", "model_roles", "task_args"]
 """What makes two logs the same cell of a study: a resumed cell has a new log."""
 
 
+def _limit_type(sample: EvalSample | EvalSampleSummary) -> str:
+    limit = sample.limit
+    return limit.type if isinstance(limit, EvalSampleLimit) else str(limit or "")
+
+
+def _limit_reason(sample: EvalSample | EvalSampleSummary) -> str:
+    limit = sample.limit
+    if isinstance(limit, EvalSampleLimit):
+        return limit.reason or ""
+    return str(getattr(sample, "limit_reason", None) or "")
+
+
 def _sample_columns(scorer: str, full: bool) -> list[SampleColumn]:
     return [
         SampleColumn("id", path="id", required=True),
@@ -233,6 +291,8 @@ def _sample_columns(scorer: str, full: bool) -> list[SampleColumn]:
         SampleColumn("answer", path=_score_part(scorer, "answer"), full=full),
         *([SampleColumn("score_metadata", path=_score_part(scorer, "metadata"), full=True)] if full else []),
         SampleColumn("error", path="error", default=""),
+        SampleColumn("limit", path=_limit_type, default=""),
+        SampleColumn("limit_reason", path=_limit_reason, default=""),
     ]
 
 
@@ -389,6 +449,8 @@ def _table(kind: str, frame: pd.DataFrame) -> pd.DataFrame:
             "log": record["log"],
             "sample_id": str(record["id"]),
             "created": record["created"],
+            "limit": str(record.get("limit") or ""),
+            "limit_reason": str(record.get("limit_reason") or ""),
             **{a.name: axis_label(a, _setting(record, a.name)) for a in axes},
         }
         read(record, _loads(record["value"]) or {}, row)

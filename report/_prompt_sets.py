@@ -30,6 +30,7 @@ import pandas as pd
 from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS, STRATEGIES
 
 from ._detection_stats import main_detection
+from ._document import show
 from ._navigation_stats import CONTRASTS, paper_cells
 from ._stats import ALPHA, holm, mcnemar, paired_wilcoxon
 
@@ -89,11 +90,11 @@ def _per_seed(det: pd.DataFrame, nav: pd.DataFrame) -> pd.DataFrame:
     """One row per (cell, strategy, metric, set, seed): the value a paired test compares."""
     parts = []
     if not det.empty:
-        main = main_detection(det)
+        main = show(main_detection(det))
         f1 = main[[*CELL, PROMPT_SET_KEY, "seed", "f1"]].rename(columns={"f1": "value"})
         parts.append(f1.assign(strategy=DETECTION_MEASURE, metric="f1"))
     if not nav.empty:
-        nav = paper_cells(nav)  # one filter mode, view and agent: the paper's
+        nav = show(paper_cells(nav))  # one filter mode, view and agent: the paper's
         keys = [*CELL, "strategy", PROMPT_SET_KEY, "seed"]
         rates = nav.groupby(keys, as_index=False).agg(success=("success", "mean"), death=("death", "mean"))
         parts.append(rates.melt(id_vars=keys, value_vars=["success", "death"], var_name="metric", value_name="value"))

@@ -26,8 +26,9 @@ from . import _sections_beyond as beyond
 from . import _sections_k as k_sections
 from . import _sections_paper as paper_sections
 from ._detection_stats import MAIN_BATCH_SIZE
-from ._document import MISSING, VIEWER, Links, pct, render_markdown, to_html
-from ._headline import headline
+from ._document import MISSING, VIEWER, Links, pct, render_markdown, shown_samples, to_html
+from ._headline import cut_warning, headline
+from ._inventory import untabulated
 from ._load import Results
 from ._navigation_stats import (
     AGENT,
@@ -112,7 +113,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     nav = paper_view(every_nav) if not every_nav.empty else every_nav
     axes = with_axes(every_nav)
     prompt_note = ""
-    if wording != DEFAULT_PROMPT_SET or sets != [wording]:
+    if sets and (wording != DEFAULT_PROMPT_SET or sets != [wording]):
         compared = "; the section *Prompt sensitivity* compares the sets." if len(sets) > 1 else "."
         prompt_note = f"The paper's tables and figures below are the runs under the prompt set `{wording}`{compared}"
     rates = outcome_rates(nav) if not nav.empty else pd.DataFrame()
@@ -122,25 +123,29 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
         if not results.navigation.empty
         else results.navigation
     )
-    context = {
-        "alpha": ALPHA,
-        "headline": headline(det, nav),
-        "overview": paper_sections.overview(results, source, links),
-        "prompt_note": prompt_note,
-        "navigation": paper_sections.navigation(nav, rates, out, links),
-        "cost": beyond.safety_cost(nav, out, links) if not nav.empty else None,
-        "detection": paper_sections.detection(det, nav, out, links),
-        "fog": beyond.fog(every_nav, out, links) if set(axes[VIEW]) - {FULL_VIEW} else None,
-        "tools": beyond.tools(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
-        "perception": (
-            beyond.perception(results.perception, det, nav, out, links) if not results.perception.empty else None
-        ),
-        "prompt_sets": (
-            beyond.prompt_sensitivity(paper_det, every_set, sets, DEFAULT_PROMPT_SET) if len(sets) > 1 else None
-        ),
-        "planned": k_sections.planned(every_det, planned_nav, links),
-        "method": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "batch_size": MAIN_BATCH_SIZE},
-    }
+    with shown_samples() as shown:
+        totals = {kind: len(frame) for kind, frame in results.tables().items()}
+        context = {
+            "alpha": ALPHA,
+            "cut_warning": cut_warning(results.cut(), totals, left_out=not results.left_out.empty),
+            "headline": headline(det, nav),
+            "overview": paper_sections.overview(results, source, links),
+            "prompt_note": prompt_note,
+            "navigation": paper_sections.navigation(nav, rates, out, links),
+            "cost": beyond.safety_cost(nav, out, links) if not nav.empty else None,
+            "detection": paper_sections.detection(det, nav, out, links),
+            "fog": beyond.fog(every_nav, out, links) if set(axes[VIEW]) - {FULL_VIEW} else None,
+            "tools": beyond.tools(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
+            "perception": (
+                beyond.perception(results.perception, det, nav, out, links) if not results.perception.empty else None
+            ),
+            "prompt_sets": (
+                beyond.prompt_sensitivity(paper_det, every_set, sets, DEFAULT_PROMPT_SET) if len(sets) > 1 else None
+            ),
+            "planned": k_sections.planned(every_det, planned_nav, links),
+            "method": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "batch_size": MAIN_BATCH_SIZE},
+        }
+    context["untabulated"] = untabulated(results.logs, results.tables(), shown, links)
     return render_markdown(context)
 
 

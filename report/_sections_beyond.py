@@ -15,7 +15,7 @@ from spatialstale.env import CHANGE_REGIMES as REGIMES
 from . import _figures as figures
 from . import _perception as probe
 from . import _prompt_sets as prompt_sets
-from ._document import MISSING, Figure, Links, Table, first_row, link, log_of, name, nan, num, pct, pvalue
+from ._document import MISSING, Figure, Links, Table, evidence, first_row, name, nan, num, pct, pvalue
 from ._navigation_stats import (
     AGENT,
     FILTER,
@@ -35,7 +35,7 @@ from ._navigation_stats import (
     view_order,
     with_axes,
 )
-from ._sections_paper import TEST_HEADER, test_row, unreachable
+from ._sections_paper import TEST_HEADER, test_row, tested_cut, unreachable
 
 NAMES = figures.STRATEGY_NAMES
 NOT_RECORDED = "not recorded"
@@ -65,16 +65,21 @@ def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
                         continue
                     row = [name(model), regime, NAMES.get(strategy, strategy)]
                     for radius in radii:
-                        r, log = first_row(rates, **keys, view_radius=radius), log_of(nav, **keys, view_radius=radius)
-                        row.append(
-                            MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log))
-                        )
+                        r = first_row(rates, **keys, view_radius=radius)
+                        text = "" if r is None else f"{pct(r.success)} / {pct(r.death)}"
+                        row.append(MISSING if r is None else evidence(text, nav, links, **keys, view_radius=radius))
                     rows.append(row)
         header = ["model", "regime", "strategy", *(f"{view_name(r)} SR / Death" for r in radii)]
         tables.append((modality, Table(header, rows)))
     tests = strategy_tests(nav)
     test_rows = [
-        test_row(t, NAMES.get(t.a, t.a), NAMES.get(t.b, t.b), view=view_name(str(t.view_radius)))
+        test_row(
+            t,
+            NAMES.get(t.a, t.a),
+            NAMES.get(t.b, t.b),
+            view=view_name(str(t.view_radius)),
+            cut=tested_cut(nav, t, FILTER, VIEW),
+        )
         for t in tests[tests.reachable].itertuples()
     ]
     return {
@@ -149,7 +154,6 @@ def tools(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
     for _, t in sorted(success.iterrows(), key=lambda item: order(item[1])):
         keys = {k: t[k] for k in ("model", "regime", "modality", "strategy", FILTER, VIEW)}
         death = matching(tests, {**keys, "metric": "death", "agent": t.agent}).iloc[0]
-        log, prompt_log = log_of(nav, **keys, agent=t.agent), log_of(nav, **keys, agent=PROMPT_AGENT)
         rows.append(
             [
                 name(t.model),
@@ -158,8 +162,8 @@ def tools(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
                 *([view_name(str(t[VIEW]))] if several_views else []),
                 strategy_label(str(t.strategy), str(t[FILTER]), NAMES),
                 str(t.seeds),
-                link(f"{pct(t.mean_b)} / {pct(death.mean_b)}", links.href(prompt_log)),
-                link(f"{pct(t.mean_a)} / {pct(death.mean_a)}", links.href(log)),
+                evidence(f"{pct(t.mean_b)} / {pct(death.mean_b)}", nav, links, **keys, agent=PROMPT_AGENT),
+                evidence(f"{pct(t.mean_a)} / {pct(death.mean_a)}", nav, links, **keys, agent=t.agent),
                 _change(t),
                 _change(death),
                 f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
@@ -175,15 +179,14 @@ def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Pat
     table = probe.probe_table(per, det, nav)
     rows = []
     for r in probe.probe_summary(table).itertuples():
-        cell = matching(per, {"model": r.model, "regime": r.regime, "modality": r.modality})
-        href = links.href(str(cell.iloc[-1].log)) if len(cell) else None
+        keys = {"model": r.model, "regime": r.regime, "modality": r.modality}
         rows.append(
             [
                 name(r.model),
                 str(r.regime),
                 str(r.modality),
                 str(r.seeds),
-                link(num(r.accuracy), href),
+                evidence(num(r.accuracy), per, links, **keys),
                 num(r.balanced_accuracy),
                 num(r.hole_recall),
                 num(r.ice_recall),
@@ -253,7 +256,6 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
         keys = {"model": r.model, "regime": r.regime, "modality": r.modality, "strategy": r.strategy}
         keys[FILTER] = getattr(r, FILTER)
         label = strategy_label(str(r.strategy), str(keys[FILTER]), NAMES)
-        log = links.href(log_of(nav, **keys))
         if r.recorded:
             calls = _with_interval(r.audit_calls, r.audit_calls_low, r.audit_calls_high, lambda x: num(x, 1))
             tokens = f"{r.audit_tokens:,.0f}"
@@ -265,7 +267,7 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
                 str(r.modality),
                 str(r.regime),
                 label,
-                link(f"{r.episodes}", log),
+                evidence(f"{r.episodes}", nav, links, **keys),
                 calls,
                 tokens,
                 _with_interval(r.death, r.death_low, r.death_high, pct),

@@ -14,7 +14,7 @@ import pandas as pd
 
 from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
 
-from ._document import MISSING, Evidence, Links, Table, link, log_of, name, nan, num, pvalue
+from ._document import MISSING, Evidence, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
 from ._load import EDIT_COUNTS, paper_value
 from ._navigation_stats import matching, strategies_in
@@ -67,13 +67,15 @@ def _ratio(part: pd.DataFrame, numerator: str, denominator: str) -> list[float]:
     return [n / d if d else math.nan for n, d in zip(part[numerator], part[denominator], strict=True)]
 
 
-def _paired(part: pd.DataFrame, base: pd.DataFrame, metric: str) -> tuple[str, str]:
-    """The mean difference on the seeds both ran, and the Wilcoxon p-value."""
+def _paired(part: pd.DataFrame, base: pd.DataFrame, metric: str, as_pct: bool = False) -> tuple[str, str]:
+    """The mean difference on the seeds both ran, in the unit of the columns beside it
+    (percentage points for a rate shown in percent, ``as_pct``), and the Wilcoxon p-value."""
     joined = part[["seed", metric]].merge(base[["seed", metric]], on="seed", suffixes=("", "_base")).dropna()
     if joined.empty:
         return MISSING, ""
     test = paired_wilcoxon(list(joined[metric]), list(joined[f"{metric}_base"]))
-    return f"{test.mean_difference:+.3f} ({test.n} seeds)", pvalue(test.p)
+    difference = f"{100 * test.mean_difference:+.0f} pp" if as_pct else f"{test.mean_difference:+.3f}"
+    return f"{difference} ({test.n} seeds)", pvalue(test.p)
 
 
 def _other_axes(frame: pd.DataFrame, axis: str) -> pd.DataFrame:
@@ -99,7 +101,7 @@ class Compared:
         """F1 of the runs (linked to them), F1 at the paper's value, the paired difference and p."""
         delta, p = _paired(self.part, self.base, "f1")
         base = _mean_ci(self.base.f1) if not self.base.empty else MISSING
-        return link(_mean_ci(self.part.f1), links.href(self.evidence)), base, delta, p
+        return link(_mean_ci(self.part.f1), links.href(self.evidence)) + cut_of(self.part), base, delta, p
 
 
 def _against_paper(det: pd.DataFrame, axis: str, *extra: str) -> list[Compared]:
@@ -145,8 +147,8 @@ def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
             part = matching(runs, {**keys, "distractors": k, "strategy": strategy})
             base = matching(nav, {**keys, "distractors": paper_value("distractors"), "strategy": strategy})
             rates, base_rates = (f.groupby("seed")[["death"]].mean().reset_index() for f in (part, base))
-            delta, p = _paired(rates, base_rates, "death")
-            evidence = log_of(runs, **keys, distractors=k, strategy=strategy)
+            delta, p = _paired(rates, base_rates, "death", as_pct=True)
+            source = log_of(runs, **keys, distractors=k, strategy=strategy)
             rows.append(
                 [
                     name(model),
@@ -155,7 +157,7 @@ def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
                     STRATEGY_NAMES.get(strategy, strategy),
                     str(k),
                     str(len(rates)),
-                    link(_mean_ci(rates.death, as_pct=True), links.href(evidence)),
+                    link(_mean_ci(rates.death, as_pct=True), links.href(source)) + cut_of(part),
                     _mean_ci(base_rates.death, as_pct=True) if not base.empty else MISSING,
                     delta,
                     p,
@@ -222,8 +224,8 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
             row = [name(model), str(modality)]
             for r in regimes:
                 part = cell[cell.regime == r]
-                evidence = log_of(cell, regime=r) if not part.empty else None
-                row.append(link(_mean_ci(part.f1), links.href(evidence)) if not part.empty else MISSING)
+                text = _mean_ci(part.f1)
+                row.append(evidence(text, cell, links, regime=r) if not part.empty else MISSING)
             rows.append(row)
         out["detection"] = Table(["model", "modality", *(f"F1 {r}" for r in regimes)], rows)
     if in_nav:
@@ -233,13 +235,13 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
             for strategy in strategies_in(cell[cell.regime == OTHER_AGENT].strategy):
                 part = cell[(cell.regime == OTHER_AGENT) & (cell.strategy == strategy)]
                 per_seed = part.groupby("seed")[["success", "death"]].mean()
-                evidence = log_of(nav, model=model, modality=modality, regime=OTHER_AGENT, strategy=strategy)
+                keys = {"model": model, "modality": modality, "regime": OTHER_AGENT, "strategy": strategy}
                 row = [
                     name(model),
                     str(modality),
                     STRATEGY_NAMES.get(strategy, strategy),
                     str(len(per_seed)),
-                    link(_mean_ci(per_seed.success, as_pct=True), links.href(evidence)),
+                    evidence(_mean_ci(per_seed.success, as_pct=True), nav, links, **keys),
                     _mean_ci(per_seed.death, as_pct=True),
                     _mean_ci(part.groupby("seed").died_on_stale.mean(), as_pct=True),
                 ]

@@ -35,19 +35,24 @@ from ._detection_stats import (
 )
 from ._document import (
     MISSING,
-    Evidence,
     Figure,
     Links,
     Table,
+    as_int,
     beside,
+    cut_note,
+    cut_of,
     esc,
+    evidence,
     first_row,
+    limit_name,
     link,
-    log_of,
     name,
+    nan,
     num,
     pct,
     pvalue,
+    rows_matching,
 )
 from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
@@ -92,16 +97,17 @@ def unreachable(tests: pd.DataFrame, unit: str, what: str, where: str) -> str:
     )
 
 
-def test_row(t: Any, a: str, b: str, *, view: str | None = None, extra: str | None = None) -> list[str]:
-    """A row of a table of paired tests between strategies: the contrast, its seeds,
-    Δ, Wilcoxon p, Holm p, significance and McNemar (success only)."""
+def test_row(t: Any, a: str, b: str, *, view: str | None = None, extra: str | None = None, cut: str = "") -> list[str]:
+    """A row of a table of paired tests between strategies: the contrast, its seeds
+    (and ``cut``: what limits cut of the episodes compared, :func:`tested_cut`), Δ,
+    Wilcoxon p, Holm p, significance and McNemar (success only)."""
     return [
         name(t.model),
         str(t.regime),
         *([view] if view is not None else []),
         f"{a} vs {b}",
         str(t.metric),
-        f"{t.seeds} ({t.nonzero} ≠ 0)",
+        f"{t.seeds} ({t.nonzero} ≠ 0){cut}",
         f"{100 * t.difference:+.1f} pp",
         pvalue(t.p),
         pvalue(t.p_holm),
@@ -109,6 +115,14 @@ def test_row(t: Any, a: str, b: str, *, view: str | None = None, extra: str | No
         "" if t.metric != "success" else f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
         *([extra] if extra is not None else []),
     ]
+
+
+def tested_cut(nav: pd.DataFrame, t: Any, *axes: str) -> str:
+    """What limits cut of the episodes a strategy test ``t`` compares: its model and
+    regime, strategies A and B, and its value of each of ``axes``."""
+    keys = {"model": t.model, "regime": t.regime, **{axis: getattr(t, axis) for axis in axes}}
+    part = rows_matching(nav, **keys)
+    return cut_of(part[part.strategy.isin([t.a, t.b])])
 
 
 TEST_HEADER = ["A vs B", "rate", "seeds", "Δ", "Wilcoxon p", "Holm p", f"sig. (alpha={ALPHA})", "McNemar only A/only B"]
@@ -137,7 +151,33 @@ def overview(results: Results, source: str, links: Links) -> dict[str, object]:
         "problems": esc("; ".join(results.problems)),
         "usage": _usage(results),
         "stale_ratios": _stale_ratios(results.detection) if not results.detection.empty else None,
+        "cut": _cut_samples(results.cut(), links),
+        "cut_left_out": not results.left_out.empty,
     }
+
+
+def _cut_samples(cut: pd.DataFrame, links: Links) -> Table:
+    """The appendix's list of the samples a limit cut short, each linked to its sample."""
+    rows = []
+    order = ["kind", "model", "regime", "seed", "strategy", "epoch"]
+    for r in cut.sort_values(order, na_position="first").itertuples():
+        epoch = None if nan(r.epoch) else as_int(r.epoch)
+        rows.append(
+            [
+                str(r.kind),
+                name(r.model),
+                str(r.regime),
+                str(r.modality),
+                "" if nan(r.strategy) else str(r.strategy),
+                str(as_int(r.seed)),
+                "" if epoch is None else str(epoch),
+                limit_name(str(r.limit)),
+                esc(str(r.limit_reason)),
+                link(esc(str(r.sample_id)), links.href((str(r.log), str(r.sample_id), epoch or 1))),
+            ]
+        )
+    header = ["task", "model", "regime", "obs", "strategy", "seed", "epoch", "cut by", "Inspect's reason", "sample"]
+    return Table(header, rows)
 
 
 def _usage(results: Results) -> Table:
@@ -197,9 +237,6 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
     models = sorted(nav.model.unique())
     modalities = sorted(nav.modality.unique())
 
-    def rate(**keys: object) -> tuple[pd.Series | None, Evidence | None]:
-        return first_row(rates, **keys), log_of(nav, **keys)
-
     table3 = []
     for modality in modalities:
         rows = []
@@ -207,8 +244,10 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
             for strategy, mode in strategy_rows:
                 row = [name(model), strategy_label(strategy, mode, figures.STRATEGY_NAMES)]
                 for regime in REGIMES:
-                    r, log = rate(model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
-                    row.append(MISSING if r is None else link(f"{pct(r.success)} / {pct(r.death)}", links.href(log)))
+                    keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
+                    r = first_row(rates, **keys, filter=mode)
+                    text = f"{pct(r.success)} / {pct(r.death)}" if r is not None else ""
+                    row.append(MISSING if r is None else evidence(text, nav, links, **keys, filter=mode))
                 rows.append(row)
         table3.append((modality, Table(["model", "strategy", *(f"{r} SR / Death" for r in REGIMES)], rows)))
 
@@ -219,7 +258,8 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
             for regime in REGIMES:
                 for strategy, mode in strategy_rows:
                     label = strategy_label(strategy, mode)
-                    r, log = rate(model=model, regime=regime, modality=modality, strategy=strategy, filter=mode)
+                    keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
+                    r = first_row(rates, **keys, filter=mode)
                     if r is None:
                         detail.append([name(model), modality, regime, label, "0", MISSING, "", "", "", "", ""])
                         continue
@@ -231,7 +271,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                             modality,
                             regime,
                             label,
-                            link(f"{r.episodes} ({r.seeds} seeds)", links.href(log)),
+                            evidence(f"{r.episodes} ({r.seeds} seeds)", nav, links, **keys, filter=mode),
                             f"{pct(r.success)} [{pct(r.success_low)}, {pct(r.success_high)}]",
                             f"{pct(r.death)} [{pct(r.death_low)}, {pct(r.death_high)}]",
                             pct(r.timeout),
@@ -251,7 +291,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         paper_test = t.metric == "success" and t[FILTER] == PAPER_FILTER
         contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if paper_test else None
         a, b = strategy_label(t.a, t[FILTER], names), strategy_label(t.b, t[FILTER], names)
-        test_rows.append(test_row(t, a, b, extra=contrast or ""))
+        test_rows.append(test_row(t, a, b, extra=contrast or "", cut=tested_cut(nav, t, FILTER)))
 
     steps = []
     for model in models:
@@ -271,6 +311,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                     value = paper.STEPS.get((ref_model, strategy, outcome)) if paper_row else None
                     if value is not None:
                         refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], value, as_pct=False, digits=1)}")
+                cells[0] += cut_note(nav, model=model, regime=regime, strategy=strategy, filter=mode)
                 steps.append([name(model), regime, label, *cells, "; ".join(refs)])
 
     return {
@@ -311,14 +352,14 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                 if r is None:
                     f1_rows.append([name(model), modality, regime, "0", MISSING, "", "", "", "", ""])
                     continue
-                log = log_of(main, model=model, regime=regime, modality=modality, batch_size=r.batch_size)
+                keys = {"model": model, "regime": regime, "modality": modality, "batch_size": r.batch_size}
                 f1_rows.append(
                     [
                         name(model),
                         modality,
                         regime,
                         f"{r.seeds} (B={r.batch_size})",
-                        link(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", links.href(log)),
+                        evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", main, links, **keys),
                         f"[{num(r.f1_low)}, {num(r.f1_high)}]",
                         f"{num(r.precision)} / {num(r.recall)}",
                         f"{r.calls_per_seed:.1f}",
@@ -354,7 +395,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         mod_rows.append(
             [
                 name(t.model),
-                str(t.pairs),
+                str(t.pairs) + cut_of(main[(main.model == t.model) & main.modality.isin(["text", "vision"])]),
                 f"{t.difference:+.3f}",
                 pvalue(t.p),
                 pvalue(t.p_holm),
@@ -368,6 +409,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     for _, f in flags.iterrows():
         refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES)
         rates = [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
+        rates[0] += cut_of(rows_matching(main[main.regime.isin(["L1", "L2"])], model=f.model, modality=f.modality))
         flag_rows.append([name(f.model), str(f.modality), *rates, refs])
 
     tf = thaw_freeze(det)
@@ -380,7 +422,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                 name(t.model),
                 str(t.modality),
                 str(t.regime),
-                f"{pct(t.thaw)} (N={t.thaw_n})",
+                f"{pct(t.thaw)} (N={t.thaw_n}){cut_note(main, model=t.model, modality=t.modality, regime=t.regime)}",
                 f"{pct(t.freeze)} (N={t.freeze_n})",
                 "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp",
                 refs,
@@ -392,7 +434,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         [
             name(c.model),
             str(c.regime),
-            str(c.seeds),
+            str(c.seeds) + cut_of(_correlated(det, nav, str(c.model), str(c.regime)), "samples"),
             _corr(c.pearson_r, c.pearson_p),
             _corr(c.spearman_rho, c.spearman_p),
         ]
@@ -427,6 +469,13 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "paper_b10": paper.BATCH_F1_B10,
         **_growth(det, models, links, out),
     }
+
+
+def _correlated(det: pd.DataFrame, nav: pd.DataFrame, model: str, regime: str) -> pd.DataFrame:
+    """The samples behind Fig. 9's correlation of a (model, regime): text detection and
+    text OMCD episodes."""
+    detection = rows_matching(main_detection(det), model=model, regime=regime, modality="text")
+    return pd.concat([detection, rows_matching(nav, model=model, regime=regime, modality="text", strategy="omcd")])
 
 
 def _undefined_note(summary: pd.DataFrame) -> str:
@@ -488,14 +537,14 @@ def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
                 continue
             delta = math.nan if base is None else r.f1_mean - base.f1_mean
             ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" and n == MAIN_GRID_SIZE else None
-            log = log_of(det, model=model, regime="L1", modality="text", size=n, batch_size=b)
+            keys = {"model": model, "regime": "L1", "modality": "text", "size": n, "batch_size": b}
             rows.append(
                 [
                     name(model),
                     str(n),
                     str(b),
                     str(r.seeds),
-                    link(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", links.href(log)),
+                    evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", det, links, **keys),
                     f"{r.calls_per_seed:.1f}",
                     "-" if math.isnan(delta) else f"{delta:+.3f}",
                     "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
@@ -513,14 +562,14 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
     rows = []
     for model in models:
         for _, r in sweep[sweep.model == model].sort_values(["size", "batch_size"]).iterrows():
-            log = log_of(det, model=model, regime="L1", modality="text", size=r["size"], batch_size=r.batch_size)
+            keys = {"model": model, "regime": "L1", "modality": "text", "size": r["size"], "batch_size": r.batch_size}
             rows.append(
                 [
                     name(model),
                     str(r["size"]),
                     str(r.batch_size),
                     str(r.seeds),
-                    link(f"{num(r.f1_mean)} [{num(r.f1_low)}, {num(r.f1_high)}]", links.href(log)),
+                    evidence(f"{num(r.f1_mean)} [{num(r.f1_low)}, {num(r.f1_high)}]", det, links, **keys),
                     num(r.calls_per_audit, 1),
                 ]
             )

@@ -225,6 +225,11 @@ def _report_options(report: argparse.ArgumentParser) -> None:
     report.add_argument(
         "--bundle", action="store_true", help="also write Inspect's log viewer with every log into OUT/viewer"
     )
+    report.add_argument(
+        "--exclude-limited",
+        action="store_true",
+        help="leave out the samples a sample limit (token, message, time, ...) cut short; the appendix lists them",
+    )
 
 
 def _study_from(args: argparse.Namespace) -> Study:
@@ -393,7 +398,10 @@ def _report(args: argparse.Namespace) -> int:
     if not args.out and "://" in args.log_dir:
         raise ValueError(f"give --out DIR (a local folder) for the report of {args.log_dir}")
     out = Path(args.out) if args.out else Path(args.log_dir) / "report"
-    paths = write_report(read_logs(args.log_dir), out, source=args.log_dir, bundle=args.bundle)
+    results = read_logs(args.log_dir)
+    if args.exclude_limited:
+        results = results.without_cut()
+    paths = write_report(results, out, source=args.log_dir, bundle=args.bundle)
     for path in paths:
         print(path)
     return 0

@@ -1,0 +1,125 @@
+"""Samples a sample limit cut short, in plain sight: every table row records the limit,
+every report cell that includes such samples says how many, the headline warns first,
+the appendix lists them, and ``--exclude-limited`` shows the figures without them.
+
+The logs: the observer under a token limit of 6,000, which cuts every L3 detection
+sample (35-49 calls a seed) and every memory strategy's episode, but no L1 detection
+sample and no NoMemory episode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
+from spatialstale.report import read_logs
+from tests.conftest import SEEDS, run_eval
+from tests.report._markdown import report_of, rows, section
+
+OBSERVER = "spatialstale/observer"
+LIMIT = 6000
+SEED_ARG = ",".join(map(str, SEEDS))
+CUT = "2 of 2 samples cut by the token limit"
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("cut")
+    run_eval(detection(regime="L3", seeds=SEED_ARG), OBSERVER, folder, token_limit=LIMIT)
+    run_eval(detection(regime="L1", seeds=SEED_ARG), OBSERVER, folder, token_limit=LIMIT)
+    strategies = "nomemory,nofilter"
+    run_eval(
+        navigation(regime="L1", seeds=SEED_ARG, strategies=strategies), OBSERVER, folder, token_limit=LIMIT, epochs=1
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(logs: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    return report_of(logs, tmp_path_factory.mktemp("cut-report") / "out")
+
+
+def test_every_table_records_the_limit_of_each_sample(logs: Path) -> None:
+    results = read_logs(logs)
+    det, nav = results.detection, results.navigation
+    assert set(det[det.regime == "L3"].limit) == {"token"}
+    assert set(det[det.regime == "L1"].limit) == {""}
+    assert all(reason.startswith("Token limit exceeded") for reason in det[det.regime == "L3"].limit_reason)
+    assert set(nav[nav.strategy == "nofilter"].limit) == {"token"}  # read from the sample summaries
+    assert set(nav[nav.strategy == "nomemory"].limit) == {""}
+    assert len(results.cut()) == 4
+
+
+def test_the_headline_warns_first(report: str) -> None:
+    found = section(report, "## What was found")
+    first = found.strip().splitlines()[0]
+    assert first.startswith("**Samples cut short.**")
+    assert "2 of 4 detection samples cut by the token limit" in first
+    assert "2 of 4 navigation episodes cut by the token limit" in first
+    assert "--exclude-limited" in first and "inspect eval-retry" in first
+    # the sentences and the summary table say it too: text F1 pools L1 and L3
+    assert "(4 seeds — 2 of 4 samples cut by the token limit)" in found
+    assert "NoFilter 0 %" in found or "NoFilter" in found
+    [summary] = rows(found, "observer")
+    assert summary[1].endswith("— 2 of 4 samples cut by the token limit")
+
+
+def test_each_cell_that_includes_cut_samples_says_how_many(report: str) -> None:
+    fig3 = section(report, "### Fig. 3")
+    l1, l3 = (next(r for r in rows(fig3, "observer") if r[1:3] == ["text", regime]) for regime in ("L1", "L3"))
+    assert l3[4].endswith(f"— {CUT}")
+    assert "cut by" not in l1[4]
+    table3 = section(report, "### Table 3")
+    nofilter = next(r for r in rows(table3, "observer") if r[1] == "NoFilter")
+    nomemory = next(r for r in rows(table3, "observer") if r[1] == "NoMemory")
+    assert nofilter[2].endswith("— 2 of 2 episodes cut by the token limit")
+    assert "cut by" not in nomemory[2]
+    thaw_freeze = section(report, "### Fig. 8")
+    assert next(r for r in rows(thaw_freeze, "observer") if r[2] == "L3")[3].endswith(f"— {CUT}")
+
+
+def test_the_appendix_lists_every_sample_cut(report: str, logs: Path) -> None:
+    listed = section(report, "### Samples cut short")
+    assert "`inspect eval-retry` does not rerun them" in listed
+    lines = [
+        line for line in listed.splitlines() if line.startswith("| detection ") or line.startswith("| navigation ")
+    ]
+    assert len(lines) == 4
+    ids = {sample for sample in read_logs(logs).cut().sample_id}
+    assert all(any(f"[{sample}]" in line for line in lines) for sample in ids)
+    assert all("the token limit" in line and "Token limit exceeded" in line for line in lines)
+
+
+def test_exclude_limited_shows_the_figures_without_them(logs: Path, tmp_path: Path) -> None:
+    from spatialstale.study._cli import main
+
+    out = tmp_path / "out"
+    assert main(["report", str(logs), "--out", str(out), "--exclude-limited"]) == 0
+    markdown = (out / "report.md").read_text()
+    first = section(markdown, "## What was found").strip().splitlines()[0]
+    assert first.startswith("**Samples cut short, left out.**")
+    fig3 = section(markdown, "### Fig. 3")
+    l3 = next(r for r in rows(fig3, "observer") if r[1:3] == ["text", "L3"])
+    assert l3[4] == "missing"
+    l1 = next(r for r in rows(fig3, "observer") if r[1:3] == ["text", "L1"])
+    assert l1[4].startswith("[1.000 ± 0.000]") and "cut by" not in l1[4]
+    assert "2 detection samples and 2 navigation episodes read" in markdown
+    listed = section(markdown, "### Samples cut short").splitlines()
+    assert len([line for line in listed if line.startswith(("| detection ", "| navigation "))]) == 4
+
+
+def test_a_rerun_with_a_higher_limit_inside_the_log_dir_replaces_them(logs: Path, tmp_path: Path) -> None:
+    """What the report tells a user to do: the cut cells again with a higher limit, into a
+    folder inside the log directory; the report reads both and the newer samples win."""
+    import shutil
+
+    copy = tmp_path / "logs"
+    shutil.copytree(logs, copy)
+    run_eval(detection(regime="L3", seeds=SEED_ARG), OBSERVER, copy / "rerun", token_limit=LIMIT * 100)
+    results = read_logs(copy)
+    l3 = results.detection[results.detection.regime == "L3"]
+    assert len(l3) == 2 and set(l3.limit) == {""} and set(l3.f1) == {1.0}
+    markdown = report_of(copy, tmp_path / "out")
+    assert "2 of 2 detection samples" not in section(markdown, "## What was found")
