@@ -8,20 +8,18 @@ cell it did not read is a cell it cannot use.
 
 from __future__ import annotations
 
-import math
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value, metric, scorer
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
 from spatialstale.solvers._probe import PERCEPTION_STORE_KEY
 
-from ._metrics import limit_rate, pooled_ratio, score_values
-from ._pure import Confusion, confusion, rate
-from ._scorers import by, claims_from_g0
+from ._pure import Confusion, confusion
+from ._rates import sample_rates
+from ._scorers import claims_from_g0, task_metrics
 
 HOLE, ICE = "hole", "ice"
 
@@ -72,54 +70,16 @@ def perception_breakdown(windows: Sequence[Mapping[str, object]]) -> dict[str, A
     }
 
 
-def perception_scores(matrix: Mapping[str, Mapping[str, int]]) -> dict[str, float]:
-    """Hole recall, ice recall, their mean (balanced accuracy) and overall accuracy.
-
-    A recall is NaN when the grid has no cell of that class; balanced accuracy is then
-    the other recall. Accuracy is correct cells over all cells asked.
-    """
-    holes = sum(matrix[HOLE].values())
-    ices = sum(matrix[ICE].values())
-    hole_recall = rate(matrix[HOLE][HOLE], holes)
-    ice_recall = rate(matrix[ICE][ICE], ices)
-    recalls = [x for x in (hole_recall, ice_recall) if not math.isnan(x)]
-    return {
-        "accuracy": rate(matrix[HOLE][HOLE] + matrix[ICE][ICE], holes + ices),
-        "hole_recall": hole_recall,
-        "ice_recall": ice_recall,
-        "balanced_accuracy": statistics.fmean(recalls) if recalls else math.nan,
-    }
-
-
-@metric
-def mean_of(key: str) -> Metric:
-    """The mean over samples of the score value ``key`` (NaN values left out)."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        values = score_values(scores, key)
-        return statistics.fmean(values) if values else math.nan
-
-    return compute
-
-
-@scorer(
-    metrics=[
-        by(mean_of("accuracy"), "regime", "accuracy"),
-        by(mean_of("balanced_accuracy"), "regime", "balanced_accuracy"),
-        by(mean_of("hole_recall"), "regime", "hole_recall"),
-        by(mean_of("ice_recall"), "regime", "ice_recall"),
-        by(pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
-        by(pooled_ratio("unanswered", "cells"), "regime", "unanswered_rate"),
-        by(pooled_ratio("conflicting", "cells"), "regime", "conflicting_rate"),
-        by(limit_rate(), "regime", "limit_rate"),
-    ]
-)
+@scorer(metrics=task_metrics("perception", "regime"))
 def perception_accuracy() -> Scorer:
     """Per-seed perception accuracy: hole recall, ice recall, balanced and overall accuracy.
 
     L3 sums a seed's observations before its rates. ``type_accuracy`` counts cells
-    read as their exact type (S, F, H, G). The confusion matrix (true class x read
-    class, ``none`` for cells not read) and every window's readings are in the metadata.
+    read as their exact type (S, F, H, G). Every rate stands beside its counts, as
+    ``_rates.SCORE_RATES`` declares it: a recall is NaN when the grid has no cell of
+    that class, and balanced accuracy is then the other recall. The confusion matrix
+    (true class x read class, ``none`` for cells not read) and every window's readings
+    are in the metadata.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -130,11 +90,10 @@ def perception_accuracy() -> Scorer:
         windows = record["windows"]
         b = perception_breakdown(windows)
         matrix = b["matrix"]
-        rates = perception_scores(matrix)
         value: dict[str, float | int] = {
-            **rates,
-            "type_accuracy": rate(b["typed"], b["cells"]),
             "holes": sum(matrix[HOLE].values()),
+            "ices": sum(matrix[ICE].values()),
+            "typed": b["typed"],
             "hole_as_hole": matrix[HOLE][HOLE],
             "hole_as_ice": matrix[HOLE][ICE],
             "ice_as_ice": matrix[ICE][ICE],
@@ -148,10 +107,12 @@ def perception_accuracy() -> Scorer:
             "windows": b["windows"],
             "limit": int(record["limit"] is not None),
         }
+        # every rate beside its counts, as declared (``_rates.SCORE_RATES``)
+        value = sample_rates("perception", value) | value
         return Score(
             value=cast(Any, value),
-            answer=f"accuracy {rates['accuracy']:.3f} (hole recall {rates['hole_recall']:.3f}, "
-            f"ice recall {rates['ice_recall']:.3f})",
+            answer=f"accuracy {value['accuracy']:.3f} (hole recall {value['hole_recall']:.3f}, "
+            f"ice recall {value['ice_recall']:.3f})",
             explanation=(
                 f"{b['windows']} observation(s), {b['cells']} cells: holes read as hole {matrix[HOLE][HOLE]}, "
                 f"as ice {matrix[HOLE][ICE]}, not read {matrix[HOLE]['none']}; ice read as ice {matrix[ICE][ICE]}, "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -69,13 +69,19 @@ def pooled(confusions: Iterable[Confusion]) -> Confusion:
     return total
 
 
-def detection_breakdown(windows: Sequence[Mapping[str, object]], claims: Mapping[str, str]) -> dict[str, object]:
+def detection_breakdown(
+    windows: Sequence[Mapping[str, object]], claims: Mapping[str, str], distractors: Collection[str] = ()
+) -> dict[str, object]:
     """Everything a detection score reports, from the windows of one seed.
 
     Each window holds ``flagged`` and ``truth`` (stale ids), ``unanswered``,
-    ``conflicting`` (optional), ``unknown_ids`` and ``unparseable``; ``claims`` maps every id to SAFE or DANGER.
-    A stale SAFE entry is a thaw (the cell became a hole), a stale DANGER entry a
-    freeze. Flag rates are split by claim x current truth (safe or hole).
+    ``conflicting`` (optional), ``unknown_ids`` and ``unparseable``; ``claims`` maps
+    every cell entry's id to SAFE or DANGER, and ``distractors`` are the ids of the
+    entries about no cell. The confusion, thaws, freezes and flag counts are over the
+    cell entries; ``unanswered``, ``conflicting`` and their denominator ``judgments``
+    (every entry once a window) are over all of them. A stale SAFE entry is a thaw (the
+    cell became a hole), a stale DANGER entry a freeze. Flag rates are split by claim x
+    current truth (safe or hole).
     """
     universe = list(claims)
     total = Confusion()
@@ -110,7 +116,7 @@ def detection_breakdown(windows: Sequence[Mapping[str, object]], claims: Mapping
         "flags": {k: {"flagged": v[0], "total": v[1]} for k, v in flags.items()},
         "unanswered": unanswered,
         "conflicting": conflicting,
-        "judgments": len(universe) * len(windows),
+        "judgments": (len(universe) + len(set(distractors))) * len(windows),
         "unknown_ids": unknown,
         "unparseable": unparseable,
         "calls": calls,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, cast
 
 from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
@@ -11,7 +12,8 @@ from spatialstale.env import entry_id
 from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, OUTCOMES, edit_counts, judge_edit
 
 from . import _metrics as m
-from ._pure import Confusion, _ratio, detection_breakdown, rate
+from ._pure import Confusion, detection_breakdown
+from ._rates import METRICS, sample_rates
 
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
@@ -78,71 +80,63 @@ def _record(state: TaskState, key: str) -> Any:
     return record
 
 
-DETECTION_METRICS = [
-    by(m.f1_mean(), "regime", "f1_mean"),
-    by(m.f1_std(), "regime", "f1_std"),
-    by(m.micro_precision(), "regime", "micro_precision"),
-    by(m.micro_recall(), "regime", "micro_recall"),
-    by(m.micro_f1(), "regime", "micro_f1"),
-    by(m.pooled_ratio("unparseable", "calls"), "regime", "unparseable_rate"),
-    by(m.pooled_ratio("unanswered", "judgments"), "regime", "unanswered_rate"),
-    by(m.pooled_ratio("conflicting", "judgments"), "regime", "conflicting_rate"),
-    by(m.limit_rate(), "regime", "limit_rate"),
-]
+def task_metrics(task: str, key: str, *, within: str | None = None, options: Collection[str] = ()) -> list[Metric]:
+    """``task``'s declared metrics (:data:`~._rates.METRICS`) in order, each grouped by
+    ``key`` (:func:`by`): those every run has, then those of the ``options`` given."""
+    chosen = [d for d in METRICS[task] if d.only is None] + [d for d in METRICS[task] if d.only in options]
+    return [by(m.declared(task, d.name), key, d.name, within=within) for d in chosen]
+
+
+DETECTION_METRICS = task_metrics("detection", "regime")
 """The detection task's metrics in the paper's protocol (no distractors)."""
 
-DISTRACTOR_METRICS = [
-    *DETECTION_METRICS,
-    by(m.pooled_ratio("distractors_flagged", "distractor_judgments"), "regime", "distractor_flag_rate"),
-]
+DISTRACTOR_METRICS = task_metrics("detection", "regime", options=("distractors",))
 """The detection metrics of a run with distractors: ``distractor_flag_rate`` (the share
 of distractor judgments flagged stale) after the paper's, so a default log is unchanged."""
 
-EDIT_METRICS = [by(m.edit_accuracy(), "regime", "edit_accuracy")]
+EDIT_METRICS = [by(m.declared("detection", "edit_accuracy"), "regime", "edit_accuracy")]
 """Added after the others with ``-T edits=true``: ``edit_accuracy``, the truly stale
-entries given a correct edit over the truly stale entries, pooled (``m.edit_accuracy``)."""
+entries given a correct edit over the truly stale entries, pooled."""
 
 
 @scorer(metrics=DETECTION_METRICS)
 def stale_f1() -> Scorer:
     """Per-seed precision, recall and F1 of the stale flags (stale = positive class).
 
-    L3 sums a seed's windows before its F1. ``thaw_recall`` / ``freeze_recall`` are
-    NaN when the seed has no stale entry of that kind. The flag counts by claim x
+    L3 sums a seed's windows before its F1. Every rate of the score stands beside its
+    counts, as ``_rates.SCORE_RATES`` declares it (``thaw_recall`` / ``freeze_recall``
+    are NaN when the seed has no stale entry of that kind). The flag counts by claim x
     current truth and the per-window verdicts are in the metadata. With distractors
-    (sample metadata ``distractor_entries``) F1 is over the cell entries alone and
-    ``distractors_flagged`` / ``distractor_judgments`` count the distractors flagged;
-    the task then adds the metric ``distractor_flag_rate`` (:data:`DISTRACTOR_METRICS`).
+    (sample metadata ``distractor_entries``) F1 is over the cell entries alone,
+    ``distractors_flagged`` / ``distractor_judgments`` count the distractors flagged
+    (the task then adds the metric ``distractor_flag_rate``, :data:`DISTRACTOR_METRICS`),
+    and ``unanswered`` / ``conflicting`` / ``judgments`` count every entry, distractors
+    included.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
         record = _record(state, DETECTION_STORE_KEY)
         windows = record["windows"]
         meta = state.metadata
-        b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")))
+        distractor_ids = {str(d["id"]) for d in meta.get("distractor_entries", [])}
+        b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")), distractor_ids)
         c = cast(Confusion, b["confusion"])
         thaw = cast(tuple[int, int], b["thaw"])
         freeze = cast(tuple[int, int], b["freeze"])
-        value = {
-            "precision": c.precision,
-            "recall": c.recall,
-            "f1": c.f1,
+        value: dict[str, float | int] = {
             "tp": c.tp,
             "fp": c.fp,
             "fn": c.fn,
             "tn": c.tn,
-            "unanswered": b["unanswered"],
-            "conflicting": b["conflicting"],
-            "judgments": b["judgments"],
-            "unknown_ids": b["unknown_ids"],
-            "unparseable": b["unparseable"],
+            **{k: cast(int, b[k]) for k in ("unanswered", "conflicting", "judgments", "unknown_ids", "unparseable")},
             "limit": int(record["limit"] is not None),
-            "thaw_recall": rate(*thaw),
-            "freeze_recall": rate(*freeze),
-            "calls": b["calls"],
-            "windows": b["windows"],
+            "thaw_detected": thaw[0],
+            "thaw_total": thaw[1],
+            "freeze_detected": freeze[0],
+            "freeze_total": freeze[1],
+            "calls": cast(int, b["calls"]),
+            "windows": cast(int, b["windows"]),
         }
-        distractor_ids = {str(d["id"]) for d in meta.get("distractor_entries", [])}
         if distractor_ids:
             flagged, judged = distractor_flags(windows, distractor_ids)
             value |= {"distractors_flagged": flagged, "distractor_judgments": judged}
@@ -154,15 +148,21 @@ def stale_f1() -> Scorer:
         if edits is not None:
             counts = edit_counts(e["judged"] for e in edits)
             value |= {**counts, "edits_stale": len(edits)}
-            value["edit_accuracy"] = _ratio(counts["edits_correct"], len(edits), c.fp == 0)
+        # every rate beside its counts, as declared (``_rates.SCORE_RATES``)
+        value = sample_rates("detection", value) | value
         return Score(
             value=cast(Any, value),
-            answer=f"F1 {c.f1:.3f} (P {c.precision:.3f}, R {c.recall:.3f})",
+            answer=f"F1 {value['f1']:.3f} (P {value['precision']:.3f}, R {value['recall']:.3f})",
             explanation=(
                 f"{b['windows']} window(s): tp={c.tp} fp={c.fp} fn={c.fn} tn={c.tn}; "
                 f"thaw {thaw[0]}/{thaw[1]}, freeze {freeze[0]}/{freeze[1]}; "
-                f"unparseable calls {b['unparseable']}, unanswered {b['unanswered']}, "
-                f"conflicting {b['conflicting']}, unknown ids {b['unknown_ids']}"
+                f"unparseable calls {b['unparseable']} of {b['calls']}; of {b['judgments']} entry judgments "
+                f"unanswered {b['unanswered']}, conflicting {b['conflicting']}; unknown ids {b['unknown_ids']}"
+                + (
+                    f"; distractors flagged {value['distractors_flagged']} of {value['distractor_judgments']}"
+                    if distractor_ids
+                    else ""
+                )
                 + (f"; ended early: {record['limit']}" if record["limit"] else "")
                 + (
                     f"; edits of the {len(edits)} stale entries: correct {value['edits_correct']}, wrong "
@@ -184,21 +184,7 @@ def stale_f1() -> Scorer:
     return score
 
 
-@scorer(
-    metrics=[
-        by(m.success_rate(), "strategy", "success", within="regime"),
-        by(m.death_rate(), "strategy", "death", within="regime"),
-        by(m.timeout_rate(), "strategy", "timeout", within="regime"),
-        by(m.success_steps(), "strategy", "steps_success", within="regime"),
-        by(m.death_steps(), "strategy", "steps_death", within="regime"),
-        by(m.timeout_steps(), "strategy", "steps_timeout", within="regime"),
-        by(m.limit_rate(), "strategy", "limit", within="regime"),
-        by(m.pooled_ratio("fallbacks", "steps"), "strategy", "fallback_rate", within="regime"),
-        by(m.pooled_ratio("audit_unparseable", "audit_calls"), "strategy", "audit_unparseable_rate", within="regime"),
-        # last, so a log's first metric (its score in the log list) is still ``success``
-        by(m.mean_of("audit_model_calls"), "strategy", "audit_calls", within="regime"),
-    ]
-)
+@scorer(metrics=task_metrics("navigation", "strategy", within="regime"))
 def episode_outcome() -> Scorer:
     """One episode's outcome: success, death, timeout or limit, with steps and reward.
 

@@ -4,7 +4,8 @@ The calls of one audit are independent, so they are issued together and kept in
 batch order (``_batches``, which the perception probe shares): a span per batch and
 one table of every verdict per audit. Given the audit's :class:`Truth` (the instance's
 labels, fixed before any call), the table also shows beside each verdict whether the
-entry is stale and why, and marks it a hit, a miss, a false alarm or a correct keep.
+entry is stale and why, and marks it a hit, a miss, a false alarm or a correct keep
+(a distractor: flagged or kept, counted apart as the score counts it).
 """
 
 from __future__ import annotations
@@ -73,9 +74,18 @@ class AuditResult:
 _CELL_WORDS = {Cell.FROZEN: "safe ice", Cell.HOLE: "a hole", Cell.START: "the start", Cell.GOAL: "the goal"}
 
 RESULTS = ("hit", "miss", "false alarm", "correct keep")
-"""How an audit table marks a verdict against the truth: a stale entry flagged (hit) or
-kept (miss), a valid entry flagged (false alarm) or kept (correct keep). An entry left
-unanswered or given conflicting verdicts is kept, as the scorer counts it."""
+"""How an audit table marks a cell entry's verdict against the truth: a stale entry
+flagged (hit) or kept (miss), a valid entry flagged (false alarm) or kept (correct
+keep); the score's ``tp``, ``fn``, ``fp`` and ``tn``. An entry left unanswered or given
+conflicting verdicts is kept, as the scorer counts it."""
+
+DISTRACTOR_RESULTS = ("distractor flagged", "distractor kept")
+"""How it marks a distractor's (``-T distractors=K``): never stale, so flagged is wrong;
+counted apart from the cell entries, as the score counts ``distractors_flagged`` apart
+from ``fp``."""
+
+WRONG = ("miss", "false alarm", "distractor flagged")
+"""The results an audit table names in its summary line and shows in bold."""
 
 
 NAMED = 20
@@ -115,7 +125,9 @@ class Truth:
         return judge_edit(edit if flagged else None, entry.pos, now_hole)
 
     def result(self, entry: MemoryEntry, flagged: bool) -> str:
-        """One of :data:`RESULTS`."""
+        """One of :data:`RESULTS` for a cell entry, of :data:`DISTRACTOR_RESULTS` for a distractor."""
+        if not entry.is_cell:
+            return DISTRACTOR_RESULTS[0] if flagged else DISTRACTOR_RESULTS[1]
         if entry.id in self.stale:
             return "hit" if flagged else "miss"
         return "false alarm" if flagged else "correct keep"
@@ -123,7 +135,7 @@ class Truth:
 
 def marked(result: str) -> str:
     """A result as the table writes it: the errors in bold, so the misses stand out."""
-    return result if result in ("hit", "correct keep") else f"**{result}**"
+    return f"**{result}**" if result in WRONG else result
 
 
 @dataclass
@@ -192,9 +204,10 @@ async def batched_audit(
     a span per batch, then one table of every verdict of the audit. Pass a ``tally``
     to keep the answered batches when a sample limit interrupts the audit, and the
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
-    false alarms and correct keeps and naming the entries judged wrong; it changes no
-    judgment. With ``pictures`` (``-T memory=crops``) each entry is shown as its crop.
-    judgment. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
+    false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
+    then the distractors flagged and kept, and naming the entries judged wrong; it
+    changes no judgment. With ``pictures`` (``-T memory=crops``) each entry is shown as
+    its crop. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
     stale verdict, the edits are read into the tally and the table shows each one
     (judged against the truth when given).
     """
@@ -217,7 +230,7 @@ async def batched_audit(
             if truth is not None:
                 result = truth.result(e, flagged)
                 results[result] += 1
-                if result in ("miss", "false alarm"):
+                if result in WRONG:
                     wrong.setdefault(result, []).append(e.id)
                 row = (*row, truth.says(e), marked(result))
                 if edits:
@@ -225,16 +238,22 @@ async def batched_audit(
             rows.append(row)
         return rows
 
+    def named(result: str) -> str:
+        ids = wrong.get(result, [])
+        shown = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+        return f" ({shown})" if ids else ""
+
     def summary() -> list[str]:
+        # in the score's units: the cell entries' tp, fn, fp, tn, then the distractors apart
         if truth is None:
             return []
-        counts = []
-        for result in RESULTS:
-            count = f"{results[result]} {result}{_plural(result, results[result])}"
-            named = wrong.get(result, [])
-            shown = ", ".join(named[:NAMED]) + (f" and {len(named) - NAMED} more" if len(named) > NAMED else "")
-            counts.append(count + (f" ({shown})" if named else ""))
-        return ["**Against the truth:** " + ", ".join(counts) + "."]
+        counts = [f"{results[r]} {r}{_plural(r, results[r])}{named(r)}" for r in RESULTS]
+        line = "**Against the truth:** " + ", ".join(counts)
+        distractors = sum(results[r] for r in DISTRACTOR_RESULTS)
+        if distractors:
+            flagged, kept = (results[r] for r in DISTRACTOR_RESULTS)
+            line += f"; of the {distractors} distractors, {flagged} flagged{named(DISTRACTOR_RESULTS[0])}, {kept} kept"
+        return [line + "."]
 
     await ask_in_batches(
         model,

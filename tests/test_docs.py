@@ -18,6 +18,7 @@ import pytest
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
+from spatialstale.scorers import METRICS, metrics_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -184,6 +185,23 @@ def test_every_docs_page_is_in_the_index_and_the_readme() -> None:
             assert f"(docs/{page.name}" in readme, f"README.md does not link docs/{page.name}"
 
 
+METRICS_BLOCK = re.compile(r"<!-- metrics of (\w+): [^\n]*-->\n(.*?)\n<!-- end of the metrics of \1 -->", re.DOTALL)
+
+
+def metrics_tables(text: str) -> dict[str, str]:
+    """Each task's generated metrics tables on a page, by task."""
+    return {m.group(1): m.group(2) for m in METRICS_BLOCK.finditer(text)}
+
+
+def test_the_metrics_tables_are_the_declarations() -> None:
+    # the tables of docs/tasks.md#metrics are written from scorers/_rates.py; regenerate
+    # a table with ``python -c "from spatialstale.scorers import metrics_markdown as m; print(m('detection'))"``
+    tables = metrics_tables((ROOT / "docs" / "tasks.md").read_text(encoding="utf-8"))
+    assert set(tables) == set(METRICS)
+    for task, table in tables.items():
+        assert table == metrics_markdown(task), f"docs/tasks.md's metrics of {task} differ from scorers/_rates.py"
+
+
 # --- the checks can fail ------------------------------------------------------------------
 
 FAKE = ROOT / "docs" / "fake.md"
@@ -230,3 +248,11 @@ def test_a_missing_path_is_reported() -> None:
     text = "`solvers/_settings.py`, `report/templates/*.md.j2`, s3://bucket/report/x and `analysis/_probe.py`\n"
     text += "`solvers/_no_such_module.py`"
     assert missing_paths(FAKE, text) == ["docs/fake.md:2: solvers/_no_such_module.py does not exist"]
+
+
+def test_a_metrics_table_that_differs_from_the_declarations_is_found() -> None:
+    page = (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8")
+    edited = page.replace("| `unanswered` | `judgments` |", "| `unanswered` | `tp` + `fp` + `fn` + `tn` |", 1)
+    assert edited != page
+    assert metrics_tables(edited)["detection"] != metrics_markdown("detection")
+    assert metrics_tables(page)["navigation"] == metrics_markdown("navigation")

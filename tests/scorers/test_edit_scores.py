@@ -7,7 +7,7 @@ from typing import Any
 
 from inspect_ai.scorer import SampleScore, Score
 
-from spatialstale.scorers import edit_accuracy
+from spatialstale.scorers import declared
 from spatialstale.scorers._scorers import cell_positions, edit_judgments
 
 GRID = ["SFFF", "FHFF", "FFHF", "FFFG"]
@@ -48,7 +48,7 @@ def scores(*values: dict[str, int]) -> list[SampleScore]:
 
 
 def test_edit_accuracy_is_pooled_and_follows_recalls_empty_rule() -> None:
-    metric = edit_accuracy()
+    metric = declared("detection", "edit_accuracy")
     pooled = scores({"edits_correct": 1, "edits_stale": 4, "fp": 0}, {"edits_correct": 3, "edits_stale": 4, "fp": 2})
     assert metric(pooled) == 0.5
     assert metric(scores({"edits_correct": 0, "edits_stale": 0, "fp": 0})) == 1.0

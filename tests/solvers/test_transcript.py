@@ -4,6 +4,8 @@ around Inspect's own model event, and one table per audit or observation."""
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +161,53 @@ def test_the_truth_beside_each_verdict_is_the_instance_s_whatever_the_model_answ
                 (stale, flagged), "correct keep"
             )
     assert truths["spatialstale/credulous"] == truths["spatialstale/observer"] == truths["spatialstale/random"]
+
+
+SUMMARY_COUNT = re.compile(r"(\d+) (hit|miss|false alarm|correct keep)(?:e?s)?\b")
+SUMMARY_DISTRACTORS = re.compile(r"of the (\d+) distractors, (\d+) flagged(?: \([^)]*\))?, (\d+) kept\.$")
+
+
+def test_the_audit_summary_counts_what_the_score_counts_with_distractors(tmp_path: Path) -> None:
+    # the cell entries' hits, misses, false alarms and correct keeps are the score's tp,
+    # fn, fp and tn; the distractors are counted apart, as distractors_flagged
+    k = 8
+    [log] = eval(
+        detection(seeds="4810", regime="L2,L3", distractors=k),
+        model="spatialstale/random",
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    for sample in log.samples or []:
+        value = (sample.scores or {})["stale_f1"].value
+        assert isinstance(value, dict)
+        summed: Counter[str] = Counter()
+        tables = [
+            str(e.data)
+            for e in resolve_sample_attachments(sample).events
+            if isinstance(e, InfoEvent) and e.source == "audit"
+        ]
+        assert len(tables) == value["windows"]
+        for text in tables:
+            line = text.splitlines()[0]
+            summed.update({result: int(n) for n, result in SUMMARY_COUNT.findall(line.split(";")[0])})
+            distractors = SUMMARY_DISTRACTORS.search(line)
+            assert distractors is not None, line
+            total, flagged, kept = map(int, distractors.groups())
+            assert total == flagged + kept == k
+            summed.update({"distractor flagged": flagged, "distractor kept": kept})
+            results = [row.strip("| ").split(" | ")[4].strip("*") for row in table_rows(text)]
+            assert Counter(r for r in results if r.startswith("distractor")) == {
+                "distractor flagged": flagged,
+                "distractor kept": kept,
+            }
+        assert summed == Counter(
+            {
+                "hit": value["tp"],
+                "miss": value["fn"],
+                "false alarm": value["fp"],
+                "correct keep": value["tn"],
+                "distractor flagged": value["distractors_flagged"],
+                "distractor kept": value["distractor_judgments"] - value["distractors_flagged"],
+            }
+        )
+        assert value["tn"] + value["fp"] + value["tp"] + value["fn"] == 64 * value["windows"]

@@ -1,0 +1,369 @@
+"""Every number a task reports, declared once: what it counts, over what.
+
+A rate is one numerator over one denominator, each a score value (or the sum of a few)
+counting one unit: calls, entry judgments, cell readings, steps, samples. Every sample's
+score carries both counts, so a rate is recomputed from the sample's score values, and
+those from its records (the score metadata's windows, or the episode's steps and
+audits). A task's metric either pools a rate over the samples (the summed numerators
+over the summed denominators) or summarises a per-sample value over them (the paper's
+mean per-seed F1).
+
+The scorers write the per-sample rates of :data:`SCORE_RATES`, the tasks' metrics are
+built from :data:`METRICS`, and docs/tasks.md lists both as :func:`metrics_markdown`
+writes them (``tests/test_docs.py`` fails when the two differ).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SAMPLES = "samples"
+"""The count of the samples themselves (1 a sample): the denominator of a share of
+samples, such as ``limit_rate`` or navigation's ``success``."""
+
+
+@dataclass(frozen=True)
+class Count:
+    """A score value that counts: the unit it counts in, and what one of them is."""
+
+    key: str
+    unit: str
+    meaning: str
+
+
+def _counts(*counts: Count) -> dict[str, Count]:
+    return {c.key: c for c in counts}
+
+
+COUNTS: dict[str, dict[str, Count]] = {
+    "detection": _counts(
+        Count("tp", "cell judgments", "a stale cell entry flagged stale (each window judges every cell entry)"),
+        Count("fp", "cell judgments", "a valid cell entry flagged stale"),
+        Count("fn", "cell judgments", "a stale cell entry not flagged"),
+        Count("thaw_detected", "cell judgments", "a stale SAFE entry (its cell became a hole) flagged"),
+        Count("thaw_total", "cell judgments", "a stale SAFE entry"),
+        Count("freeze_detected", "cell judgments", "a stale DANGER entry (its hole became ice) flagged"),
+        Count("freeze_total", "cell judgments", "a stale DANGER entry"),
+        Count(
+            "edits_correct",
+            "cell judgments",
+            "a stale cell entry flagged with an edit that states its cell's current type (`-T edits=true`)",
+        ),
+        Count("edits_stale", "cell judgments", "a stale cell entry (`-T edits=true`; equals `tp + fn`)"),
+        Count("calls", "audit calls", "an audit call (one a batch)"),
+        Count("unparseable", "audit calls", "an audit call whose answer held no readable verdict"),
+        Count(
+            "unanswered",
+            "entry judgments",
+            "an entry left without a verdict, distractors included (so left unflagged; every entry of a batch "
+            "a sample limit kept from being asked too)",
+        ),
+        Count(
+            "conflicting",
+            "entry judgments",
+            "an entry given contradicting verdicts, distractors included (left unflagged)",
+        ),
+        Count(
+            "judgments",
+            "entry judgments",
+            "an entry of the store judged in a window: n² cell entries and K distractors, every window",
+        ),
+        Count("distractors_flagged", "distractor judgments", "a distractor flagged stale (`-T distractors=K`)"),
+        Count("distractor_judgments", "distractor judgments", "a distractor judged in a window: K every window"),
+        Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
+        Count(SAMPLES, "samples", "a sample: one seed"),
+    ),
+    "navigation": _counts(
+        Count("success", "samples", "an episode that reached the goal"),
+        Count("death", "samples", "an episode that ended in a hole"),
+        Count("timeout", "samples", "an episode that ran out of steps"),
+        Count("limit", "samples", "an episode a sample limit ended early"),
+        Count("success_steps", "steps", "a step of an episode that reached the goal"),
+        Count("death_steps", "steps", "a step of an episode that ended in a hole"),
+        Count("timeout_steps", "steps", "a step of an episode that ran out of steps"),
+        Count("steps", "steps", "a step taken"),
+        Count("fallbacks", "steps", "a step whose answer held no single action (a greedy step taken instead)"),
+        Count("audit_calls", "audit calls", "a model call of an audit the strategy kept"),
+        Count("audit_unparseable", "audit calls", "a call of a kept audit whose answer held no readable verdict"),
+        Count("audit_model_calls", "audit calls", "an audit model call of the episode, whichever strategy made it"),
+        Count(SAMPLES, "samples", "a sample: one episode"),
+    ),
+    "perception": _counts(
+        Count("cells", "cell readings", "a cell of an observation asked about (n² every observation)"),
+        Count("holes", "cell readings", "a hole asked about"),
+        Count("ices", "cell readings", "an ice cell (F, S or G) asked about"),
+        Count("hole_as_hole", "cell readings", "a hole read as a hole"),
+        Count("ice_as_ice", "cell readings", "an ice cell read as ice"),
+        Count("typed", "cell readings", "a cell read as its exact type (S, F, H or G)"),
+        Count("calls", "calls", "a call (one a batch)"),
+        Count("unparseable", "calls", "a call whose answer held no readable reading"),
+        Count(
+            "unanswered",
+            "cell readings",
+            "a cell left unread (every cell of a batch a sample limit kept from being asked too)",
+        ),
+        Count("conflicting", "cell readings", "a cell given contradicting readings"),
+        Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
+        Count(SAMPLES, "samples", "a sample: one seed"),
+    ),
+}
+"""The counts of each task's scores that a rate divides, by task kind and score value."""
+
+
+def _total(values: Sequence[Mapping[str, Any]], keys: tuple[str, ...]) -> float:
+    total = 0.0
+    for value in values:
+        for key in keys:
+            if key == SAMPLES:
+                total += 1
+            elif isinstance(value.get(key), int | float) and not math.isnan(value[key]):
+                total += float(value[key])
+    return total
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``numerator / denominator``: each the sum of the score values it names.
+
+    A sample's rate divides its own counts; pooled over samples, the summed counts.
+    0/0 is NaN, unless ``clean`` names a count: then 1.0 when that count is 0 too
+    (nothing to get wrong at all), else 0.0 (precision and recall's empty-set rule).
+    ``bounded`` rates lie in [0, 1] (both sides count one unit, the numerator a part
+    of the denominator); the others are means, such as steps per successful episode.
+    """
+
+    name: str
+    numerator: tuple[str, ...]
+    denominator: tuple[str, ...]
+    clean: str | None = None
+    bounded: bool = True
+
+    def of(self, value: Mapping[str, Any]) -> float:
+        """The rate of one sample's score values."""
+        return self.over([value])
+
+    def over(self, values: Sequence[Mapping[str, Any]]) -> float:
+        """The rate of the samples' summed counts."""
+        den = _total(values, self.denominator)
+        if den:
+            return _total(values, self.numerator) / den
+        if self.clean is None:
+            return math.nan
+        return 1.0 if _total(values, (self.clean,)) == 0 else 0.0
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every count it reads."""
+        return (*self.numerator, *self.denominator, *((self.clean,) if self.clean else ()))
+
+
+@dataclass(frozen=True)
+class Combined:
+    """A value made of two rates: ``f1`` (their harmonic mean, 0.0 when both are 0) or
+    ``mean`` (the mean of those that are not NaN; NaN when neither is defined)."""
+
+    name: str
+    parts: tuple[Rate, Rate]
+    how: str
+
+    def _combine(self, a: float, b: float) -> float:
+        if self.how == "f1":
+            return 2 * a * b / (a + b) if a + b > 0 else 0.0
+        defined = [x for x in (a, b) if not math.isnan(x)]
+        return statistics.fmean(defined) if defined else math.nan
+
+    def of(self, value: Mapping[str, Any]) -> float:
+        """The value of one sample's rates."""
+        return self._combine(*(part.of(value) for part in self.parts))
+
+    def over(self, values: Sequence[Mapping[str, Any]]) -> float:
+        """The value of the rates pooled over the samples."""
+        return self._combine(*(part.over(values) for part in self.parts))
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(k for part in self.parts for k in part.keys)
+
+
+Measure = Rate | Combined
+
+POOLED, MEAN, SD = "pooled", "mean", "sd"
+
+
+@dataclass(frozen=True)
+class TaskMetric:
+    """A metric of a task: ``measure`` pooled over the samples' summed counts
+    (``pooled``), or the mean (``mean``) or sample standard deviation (``sd``, ddof=1;
+    0.0 with one sample) over the samples of each one's value (NaN left out).
+    ``only`` names the option that adds it (``distractors``, ``edits``); None: always."""
+
+    name: str
+    measure: Measure
+    over: str = POOLED
+    only: str | None = None
+
+    def value(self, values: Sequence[Mapping[str, Any]]) -> float:
+        """The metric over the score values of the samples."""
+        if self.over == POOLED:
+            return self.measure.over(values)
+        # each sample's value as its score holds it (the mean of its epochs' values)
+        each = [float(v[self.measure.name]) for v in values if isinstance(v.get(self.measure.name), int | float)]
+        each = [x for x in each if not math.isnan(x)]
+        if self.over == MEAN:
+            return statistics.fmean(each) if each else math.nan
+        return statistics.stdev(each) if len(each) > 1 else 0.0
+
+
+# detection, per sample (the cell entries alone; distractors have their own rate)
+PRECISION = Rate("precision", ("tp",), ("tp", "fp"), clean="fn")
+RECALL = Rate("recall", ("tp",), ("tp", "fn"), clean="fp")
+F1 = Combined("f1", (PRECISION, RECALL), "f1")
+THAW_RECALL = Rate("thaw_recall", ("thaw_detected",), ("thaw_total",))
+FREEZE_RECALL = Rate("freeze_recall", ("freeze_detected",), ("freeze_total",))
+EDIT_ACCURACY = Rate("edit_accuracy", ("edits_correct",), ("edits_stale",), clean="fp")
+
+# perception, per sample
+ACCURACY = Rate("accuracy", ("hole_as_hole", "ice_as_ice"), ("cells",))
+HOLE_RECALL = Rate("hole_recall", ("hole_as_hole",), ("holes",))
+ICE_RECALL = Rate("ice_recall", ("ice_as_ice",), ("ices",))
+BALANCED_ACCURACY = Combined("balanced_accuracy", (HOLE_RECALL, ICE_RECALL), "mean")
+TYPE_ACCURACY = Rate("type_accuracy", ("typed",), ("cells",))
+
+SCORE_RATES: dict[str, tuple[Measure, ...]] = {
+    "detection": (PRECISION, RECALL, F1, THAW_RECALL, FREEZE_RECALL, EDIT_ACCURACY),
+    "navigation": (),
+    "perception": (ACCURACY, BALANCED_ACCURACY, HOLE_RECALL, ICE_RECALL, TYPE_ACCURACY),
+}
+"""The rates each sample's score holds beside its counts (``edit_accuracy`` only with
+``-T edits=true``, when its counts are there)."""
+
+
+def _pooled(name: str, numerator: str, denominator: str, *, bounded: bool = True) -> Rate:
+    return Rate(name, (numerator,), (denominator,), bounded=bounded)
+
+
+def _unread(task: str) -> tuple[TaskMetric, ...]:
+    judged = "judgments" if task == "detection" else "cells"
+    return (
+        TaskMetric("unparseable_rate", _pooled("unparseable_rate", "unparseable", "calls")),
+        TaskMetric("unanswered_rate", _pooled("unanswered_rate", "unanswered", judged)),
+        TaskMetric("conflicting_rate", _pooled("conflicting_rate", "conflicting", judged)),
+        TaskMetric("limit_rate", _pooled("limit_rate", "limit", SAMPLES)),
+    )
+
+
+METRICS: dict[str, tuple[TaskMetric, ...]] = {
+    "detection": (
+        TaskMetric("f1_mean", F1, MEAN),
+        TaskMetric("f1_std", F1, SD),
+        TaskMetric("micro_precision", PRECISION),
+        TaskMetric("micro_recall", RECALL),
+        TaskMetric("micro_f1", F1),
+        *_unread("detection"),
+        TaskMetric(
+            "distractor_flag_rate",
+            _pooled("distractor_flag_rate", "distractors_flagged", "distractor_judgments"),
+            only="distractors",
+        ),
+        TaskMetric("edit_accuracy", EDIT_ACCURACY, only="edits"),
+    ),
+    "navigation": (
+        *(TaskMetric(outcome, _pooled(outcome, outcome, SAMPLES)) for outcome in ("success", "death", "timeout")),
+        *(
+            TaskMetric(f"steps_{outcome}", _pooled(f"steps_{outcome}", f"{outcome}_steps", outcome, bounded=False))
+            for outcome in ("success", "death", "timeout")
+        ),
+        TaskMetric("limit", _pooled("limit", "limit", SAMPLES)),
+        TaskMetric("fallback_rate", _pooled("fallback_rate", "fallbacks", "steps")),
+        TaskMetric("audit_unparseable_rate", _pooled("audit_unparseable_rate", "audit_unparseable", "audit_calls")),
+        # last, so a log's first metric (its score in the log list) is still ``success``
+        TaskMetric("audit_calls", _pooled("audit_calls", "audit_model_calls", SAMPLES, bounded=False)),
+    ),
+    "perception": (
+        TaskMetric("accuracy", ACCURACY, MEAN),
+        TaskMetric("balanced_accuracy", BALANCED_ACCURACY, MEAN),
+        TaskMetric("hole_recall", HOLE_RECALL, MEAN),
+        TaskMetric("ice_recall", ICE_RECALL, MEAN),
+        *_unread("perception"),
+    ),
+}
+"""Each task's metrics, in the order a log lists them (before the grouping by regime
+and strategy): the first is the overall score Inspect's log list shows when a task
+names no headline."""
+
+
+def task_metric(task: str, name: str) -> TaskMetric:
+    """The declaration of ``task``'s metric ``name``."""
+    for declared in METRICS[task]:
+        if declared.name == name:
+            return declared
+    raise KeyError(f"{task} has no metric {name!r}")
+
+
+def sample_rates(task: str, value: Mapping[str, Any]) -> dict[str, float]:
+    """Every rate of :data:`SCORE_RATES` whose counts ``value`` holds, by name."""
+    return {m.name: m.of(value) for m in SCORE_RATES[task] if all(k in value for k in m.keys if k != SAMPLES)}
+
+
+def _sum_text(keys: tuple[str, ...]) -> str:
+    return " + ".join(f"`{k}`" for k in keys)
+
+
+def _sides(measure: Measure) -> tuple[str, str, str]:
+    """A measure's numerator, denominator and 0/0 rule, as the docs write them."""
+    if isinstance(measure, Combined):
+        a, b = (f"`{p.name}`" for p in measure.parts)
+        if measure.how == "f1":
+            return f"2 P R / (P + R) of P = {a}, R = {b}", "-", "0.0 when P + R = 0"
+        return f"the mean of {a} and {b}", "-", "the one defined when the other is NaN"
+    empty = "NaN" if measure.clean is None else f"1.0 when `{measure.clean}` = 0 too, else 0.0"
+    return _sum_text(measure.numerator), _sum_text(measure.denominator), empty
+
+
+def _unit(task: str, measure: Measure) -> str:
+    if isinstance(measure, Combined):
+        return "-"
+    top, bottom = (COUNTS[task][keys[0]].unit for keys in (measure.numerator, measure.denominator))
+    return top if top == bottom else f"{top} per {bottom.removesuffix('s')}"
+
+
+_ONLY = {"distractors": " (with `-T distractors=K`, K > 0)", "edits": " (with `-T edits=true`)"}
+
+
+def _over(m: TaskMetric) -> str:
+    if m.over == POOLED and isinstance(m.measure, Combined):
+        return "pooled: P and R of the counts summed over the samples"
+    if m.over == POOLED:
+        return "pooled: each side summed over the samples"
+    if m.over == MEAN:
+        return f"mean of each sample's `{m.measure.name}` (NaN left out)"
+    return f"standard deviation (ddof = 1) of each sample's `{m.measure.name}`; 0.0 with one sample"
+
+
+def metrics_markdown(task: str) -> str:
+    """The markdown tables of ``task``'s metrics, its per-sample rates and their counts,
+    as docs/tasks.md lists them."""
+    lines = [
+        "| metric | numerator | denominator | 0/0 | unit | over the samples |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in METRICS[task]:
+        if m.over == POOLED:
+            top, bottom, empty = _sides(m.measure)
+            unit = _unit(task, m.measure)
+        else:
+            top, bottom, empty, unit = "-", "-", "-", "-"
+        lines.append(f"| `{m.name}`{_ONLY.get(m.only or '', '')} | {top} | {bottom} | {empty} | {unit} | {_over(m)} |")
+    if SCORE_RATES[task]:
+        lines += ["", "| rate of each sample's score | numerator | denominator | 0/0 | unit |", "|---|---|---|---|---|"]
+        lines += [f"| `{m.name}` | {' | '.join(_sides(m))} | {_unit(task, m)} |" for m in SCORE_RATES[task]]
+    lines += ["", "| count | unit | one of them is |", "|---|---|---|"]
+    lines += [
+        f"| `{c.key}`{' (not a score value)' if c.key == SAMPLES else ''} | {c.unit} | {c.meaning} |"
+        for c in COUNTS[task].values()
+    ]
+    return "\n".join(lines)
