@@ -43,7 +43,15 @@ from ._navigation_stats import (
     with_axes,
 )
 from ._prompt_sets import PROMPT_SET_KEY
-from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from ._stats import (
+    ALPHA,
+    BOOTSTRAP_METHOD,
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CORRELATION_METHOD,
+    MIN_BOOTSTRAP_UNITS,
+    WILCOXON_METHOD,
+)
 
 __all__ = ["MISSING", "build_markdown", "pct", "write_report", "write_viewer"]
 
@@ -139,7 +147,15 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
             beyond.prompt_sensitivity(paper_det, every_set, sets, DEFAULT_PROMPT_SET) if len(sets) > 1 else None
         ),
         "planned": k_sections.planned(every_det, planned_nav, links),
-        "method": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "batch_size": MAIN_BATCH_SIZE},
+        "method": {
+            "resamples": BOOTSTRAP_RESAMPLES,
+            "seed": BOOTSTRAP_SEED,
+            "min_units": MIN_BOOTSTRAP_UNITS,
+            "batch_size": MAIN_BATCH_SIZE,
+            "wilcoxon": WILCOXON_METHOD,
+            "bootstrap": BOOTSTRAP_METHOD,
+            "correlation": CORRELATION_METHOD,
+        },
     }
     return render_markdown(context)
 
