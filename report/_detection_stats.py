@@ -93,7 +93,7 @@ def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
 
 
 def modality_tests(det: pd.DataFrame) -> pd.DataFrame:
-    """Vision vs text per model: paired Wilcoxon over (regime, seed) pairs of F1, Holm-adjusted."""
+    """Vision vs text per model: paired exact Wilcoxon over (regime, seed) pairs of F1, Holm-adjusted."""
     main = main_detection(det)
     rows = []
     for model, group in main.groupby("model"):
@@ -103,8 +103,17 @@ def modality_tests(det: pd.DataFrame) -> pd.DataFrame:
         if not shared:
             continue
         w = paired_wilcoxon([vision[k] for k in shared], [text[k] for k in shared])
-        rows.append({"model": model, "pairs": w.n, "difference": w.mean_difference, "W": w.statistic, "p": w.p})
-    return adjusted(table_of(rows, ("model", "pairs", "difference", "W", "p")), pairs="pairs")
+        rows.append(
+            {
+                "model": model,
+                "pairs": w.n,
+                "nonzero": w.nonzero,
+                "difference": w.mean_difference,
+                "W": w.statistic,
+                "p": w.p,
+            }
+        )
+    return adjusted(table_of(rows, ("model", "pairs", "nonzero", "difference", "W", "p")), pairs="pairs")
 
 
 def flag_rates(det: pd.DataFrame, regimes: Sequence[str] = ("L1", "L2")) -> pd.DataFrame:
@@ -207,8 +216,8 @@ def batch_sweep(det: pd.DataFrame, regime: str = "L1", modality: str = "text") -
 def enough_batch(sweep: pd.DataFrame) -> pd.DataFrame:
     """App. E's answer, per (model, n): the best B (highest mean F1) and, among the B
     whose mean F1 lies within the best B's 95 % CI, the one with the fewest calls an
-    audit (the largest B on a tie). Without a CI (one seed) only the best B itself
-    qualifies. Undefined F1 (nan) takes no part."""
+    audit (the largest B on a tie). Without a CI (too few seeds, or every seed alike)
+    only a B with the best B's mean F1 qualifies. Undefined F1 (nan) takes no part."""
     rows = []
     for (model, n), group in sweep.dropna(subset=["f1_mean"]).groupby(["model", "size"]):
         best = group.loc[group.f1_mean.idxmax()]

@@ -32,6 +32,9 @@ from markdown_it.utils import EnvType, OptionsDict
 MISSING = "missing"
 UNDEFINED = "—"
 """A value whose denominator is empty (precision with nothing flagged): not zero."""
+NO_CI = "no CI"
+"""An interval the bootstrap does not give: too few seeds, or every seed alike
+(``_stats.bootstrap_ci``)."""
 VIEWER = "viewer"
 """The folder, beside the report, of Inspect's static log viewer (``--bundle``)."""
 TITLE = "SpatialSTALE reproduction report"
@@ -77,9 +80,20 @@ def num(x: float, digits: int = 3) -> str:
 
 
 def pvalue(p: float) -> str:
+    """Three significant digits (an exact 2/2^5 reads 0.0625), below 0.001 in e-notation."""
     if nan(p):
         return "-"
-    return f"{p:.2e}" if p < 0.001 else f"{p:.3f}"
+    return f"{p:.2e}" if p < 0.001 else f"{p:.3g}"
+
+
+def ci(low: float, high: float, show: Callable[[float], str] = num) -> str:
+    """``[low, high]``, or :data:`NO_CI` where the bootstrap gives no interval."""
+    return NO_CI if nan(low) or nan(high) else f"[{show(low)}, {show(high)}]"
+
+
+def with_ci(value: str, low: float, high: float, show: Callable[[float], str] = num) -> str:
+    """``value [low, high]``, or ``value (no CI)``."""
+    return f"{value} ({NO_CI})" if nan(low) or nan(high) else f"{value} {ci(low, high, show)}"
 
 
 def beside(ours: float, theirs: float | None, as_pct: bool = True, digits: int = 3) -> str:

@@ -4,7 +4,8 @@ For each model (a navigator with its auditor, when one is bound) and the paper's
 (text observation for navigation, the main batch size for detection, every regime
 pooled): detection F1 by modality, deaths by strategy, the safety tax (NoFilter's death
 rate - NoMemory's) and OMCD's success gap to Oracle, each with a seeded bootstrap CI
-and the paired test behind it. Units pool regimes: a detection unit is a (regime, seed),
+(``_stats.bootstrap_ci``: none with too few units or every unit alike) and the paired
+tests behind it, each named with its method. Units pool regimes: a detection unit is a (regime, seed),
 a navigation unit a (regime, seed) whose rate is over its episodes; paired tests pair
 units (Wilcoxon) and episodes by (regime, seed, epoch) (exact McNemar), whatever log
 each strategy came from. A part the logs lack is left out of the sentence, never
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._detection_stats import main_detection, modality_tests
-from ._document import MISSING, UNDEFINED, Table, cut_of, cut_phrase, esc, nan, pvalue, short
+from ._document import MISSING, NO_CI, UNDEFINED, Table, cut_of, cut_phrase, esc, nan, pvalue, short
 from ._figures import STRATEGY_NAMES
 from ._navigation_stats import paper_cells, per_seed_rates, strategies_in
 from ._stats import ALPHA, bootstrap_ci, mcnemar, paired_wilcoxon
@@ -42,7 +43,7 @@ def share(x: float) -> str:
 
 def interval(low: float, high: float, points: bool = False) -> str:
     if nan(low) or nan(high):
-        return ""
+        return f" ({NO_CI})"
     if points:
         return f" [95 % CI {100 * low:+.0f}, {100 * high:+.0f} pp]"
     return f" [95 % CI {100 * low:.0f}, {100 * high:.0f} %]"
@@ -58,6 +59,8 @@ class Contrast:
     low: float
     high: float
     units: int
+    nonzero: int
+    """Units whose difference is not zero (the ones the signed-rank test ranks)."""
     p: float
     mcnemar_p: float
     only_a: int
@@ -66,11 +69,19 @@ class Contrast:
     """What the limits cut of the episodes compared (:func:`cut_of`), or empty."""
 
     def sentence(self) -> str:
-        """``+33 pp [95 % CI +13, +60 pp] (Wilcoxon, 15 (regime, seed) pairs, p = 0.025; McNemar ...)``."""
-        tests = f"Wilcoxon, {self.units} (regime, seed) pairs, p = {pvalue(self.p)}"
+        """``+33 pp [95 % CI +7, +67 pp] (exact Wilcoxon signed-rank, 15 (regime, seed)
+        pairs, 5 non-zero, p = 0.0625; exact McNemar, 5/0 discordant episodes, p = 0.0625)``."""
+        tests = wilcoxon_words(self.units, self.nonzero, self.p)
         if not nan(self.mcnemar_p):
-            tests += f"; McNemar {self.only_a}/{self.only_b} discordant episodes, p = {pvalue(self.mcnemar_p)}"
+            tests += f"; exact McNemar, {self.only_a}/{self.only_b} discordant episodes, p = {pvalue(self.mcnemar_p)}"
+        if nan(self.low) or nan(self.high):
+            return f"{100 * self.difference:+.0f} pp ({NO_CI}; {tests}){self.cut}"
         return f"{100 * self.difference:+.0f} pp{interval(self.low, self.high, True)} ({tests}){self.cut}"
+
+
+def wilcoxon_words(units: int, nonzero: int, p: float) -> str:
+    """The signed-rank test as a sentence gives it: its method, its pairs and its p."""
+    return f"exact Wilcoxon signed-rank, {units} (regime, seed) pairs, {nonzero} non-zero, p = {pvalue(p)}"
 
 
 def contrast(seeds: pd.DataFrame, episodes: pd.DataFrame, a: str, b: str, metric: str) -> Contrast | None:
@@ -95,6 +106,7 @@ def contrast(seeds: pd.DataFrame, episodes: pd.DataFrame, a: str, b: str, metric
         low=low,
         high=high,
         units=w.n,
+        nonzero=w.nonzero,
         p=w.p,
         mcnemar_p=mc.p if mc else math.nan,
         only_a=mc.only_a if mc else 0,
@@ -112,7 +124,8 @@ class Finding:
     """modality -> (mean F1, CI low, CI high, defined units, what limits cut of its samples)."""
     unflagged: tuple[int, int]
     """(seeds on which nothing was flagged: precision undefined, detection seeds)."""
-    vision_vs_text: tuple[float, float, int] | None
+    vision_vs_text: tuple[float, float, int, int] | None
+    """(mean difference vision - text, p, pairs, non-zero pairs)."""
     deaths: dict[str, tuple[float, float, float, str]]
     """strategy -> (death rate, CI low, CI high, what limits cut of its episodes) pooled over regimes."""
     nofilter_by_regime: list[tuple[str, float]]
@@ -124,7 +137,7 @@ class Finding:
 
 def _detection(
     det: pd.DataFrame, model: str
-) -> tuple[dict[str, tuple[float, float, float, int, str]], tuple[float, float, int] | None, tuple[int, int]]:
+) -> tuple[dict[str, tuple[float, float, float, int, str]], tuple[float, float, int, int] | None, tuple[int, int]]:
     if det.empty:
         return {}, None, (0, 0)
     main = main_detection(det)
@@ -137,7 +150,10 @@ def _detection(
             out[str(modality)] = (float(np.mean(values)), low, high, len(values), cut_of(group))
     tests = modality_tests(det)
     row = tests[tests.model == model]
-    vt = (float(row.difference.iloc[0]), float(row.p.iloc[0]), int(row.pairs.iloc[0])) if len(row) else None
+    vt = None
+    if len(row):
+        first = row.iloc[0]
+        vt = (float(first.difference), float(first.p), int(first.pairs), int(first.nonzero))
     return out, vt, (int(part.precision.isna().sum()), len(part))
 
 
@@ -178,11 +194,11 @@ def finding(det: pd.DataFrame, nav: pd.DataFrame, model: str) -> Finding:
 def _sentences(f: Finding) -> list[str]:
     out = []
     if f.f1:
-        parts = [f"{m} {mean:.2f}{_f1_ci(low, high)} ({n} seeds{cut})" for m, (mean, low, high, n, cut) in f.f1.items()]
+        parts = [f"{m} {mean:.2f}{_f1_ci(low, high, n, cut)}" for m, (mean, low, high, n, cut) in f.f1.items()]
         text = "Detection F1: " + ", ".join(parts)
         if f.vision_vs_text is not None:
-            d, p, n = f.vision_vs_text
-            text += f"; vision - text {d:+.2f} (Wilcoxon, {n} (regime, seed) pairs, p = {pvalue(p)})"
+            d, p, n, nonzero = f.vision_vs_text
+            text += f"; vision - text {d:+.2f} ({wilcoxon_words(n, nonzero, p)})"
         none, seeds = f.unflagged
         if none:
             text += f"; it flagged nothing on {none} of {seeds} seeds (precision undefined there, not 0)"
@@ -211,8 +227,10 @@ def _sentences(f: Finding) -> list[str]:
     return out
 
 
-def _f1_ci(low: float, high: float) -> str:
-    return "" if nan(low) or nan(high) else f" [95 % CI {low:.2f}, {high:.2f}]"
+def _f1_ci(low: float, high: float, seeds: int, cut: str = "") -> str:
+    if nan(low) or nan(high):
+        return f" ({seeds} seeds, {NO_CI}{cut})"
+    return f" [95 % CI {low:.2f}, {high:.2f}] ({seeds} seeds{cut})"
 
 
 def headline(det: pd.DataFrame, nav: pd.DataFrame) -> dict[str, object] | None:

@@ -35,6 +35,7 @@ NAVIGATION: dict[tuple[str, str, str], dict[str, float]] = {
 """(paper model, regime, strategy) -> success and death rates (text mode)."""
 
 CONTRASTS: dict[tuple[str, str, str, str], str] = {
+    # p-values as the paper states them (its method unstated: see P_VALUES)
     # §5.3: OMCD success gains over NoFilter on GPT-4o, "all p<0.001"
     ("GPT-4o", "L1", "omcd", "nofilter"): "+14.4 pp, p<0.001",
     ("GPT-4o", "L2", "omcd", "nofilter"): "+18.4 pp (Table 3), p<0.001",
@@ -96,6 +97,20 @@ THAW_FREEZE: dict[tuple[str, str, str], float] = {
 }
 
 CORRELATION = "GPT-4o text: Pearson r in [+0.005, +0.060], all p > 0.67; |Spearman rho| <= 0.05 (App. H.3)"
+
+P_VALUES = (
+    "The paper's p-values (column *paper*) are quoted as it states them, not recomputed: it does not say how "
+    "it computed them. scipy's `wilcoxon` default, the usual call in a Python harness such as the paper's, "
+    "falls back to the normal approximation whenever paired differences tie or are zero (before scipy 1.15 "
+    "at any number of pairs, from 1.15 on above 13, so at the paper's 50 seeds in any release), and per-seed "
+    "rates over 5 episodes nearly always tie; the approximation errs either way (5 of 15 pairs +1, none "
+    "-1: 0.025 against the exact 0.0625), so a small p of the paper may not hold exactly. Ours are exact."
+)
+"""Beside every table that quotes the paper's p-values (§5.2, §5.3)."""
+CORRELATION_P_VALUES = (
+    "The paper does not say how it computed these p-values either (scipy's `pearsonr` assumes bivariate "
+    "normality, `spearmanr` uses a t approximation); ours are permutation p-values."
+)
 
 BATCH_DELTA: dict[int, float] = {
     # App. E (GPT-4o, L1, text): F1(B) - F1(B=10); B=10 itself is about 0.911 (App. D)

@@ -44,7 +44,15 @@ from ._navigation_stats import (
     with_axes,
 )
 from ._prompt_sets import PROMPT_SET_KEY
-from ._stats import ALPHA, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from ._stats import (
+    ALPHA,
+    BOOTSTRAP_METHOD,
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CORRELATION_METHOD,
+    MIN_BOOTSTRAP_UNITS,
+    WILCOXON_METHOD,
+)
 
 __all__ = ["MISSING", "build_markdown", "pct", "write_report", "write_viewer"]
 
@@ -125,7 +133,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     )
     with shown_samples() as shown:
         totals = {kind: len(frame) for kind, frame in results.tables().items()}
-        context = {
+        context: dict[str, object] = {
             "alpha": ALPHA,
             "cut_warning": cut_warning(results.cut(), totals, left_out=not results.left_out.empty),
             "headline": headline(det, nav),
@@ -143,7 +151,15 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
                 beyond.prompt_sensitivity(paper_det, every_set, sets, DEFAULT_PROMPT_SET) if len(sets) > 1 else None
             ),
             "planned": k_sections.planned(every_det, planned_nav, links),
-            "method": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "batch_size": MAIN_BATCH_SIZE},
+            "method": {
+                "resamples": BOOTSTRAP_RESAMPLES,
+                "seed": BOOTSTRAP_SEED,
+                "min_units": MIN_BOOTSTRAP_UNITS,
+                "batch_size": MAIN_BATCH_SIZE,
+                "wilcoxon": WILCOXON_METHOD,
+                "bootstrap": BOOTSTRAP_METHOD,
+                "correlation": CORRELATION_METHOD,
+            },
         }
     context["untabulated"] = untabulated(results.logs, results.tables(), shown, links)
     return render_markdown(context)

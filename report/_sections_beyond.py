@@ -15,7 +15,20 @@ from spatialstale.env import CHANGE_REGIMES as REGIMES
 from . import _figures as figures
 from . import _perception as probe
 from . import _prompt_sets as prompt_sets
-from ._document import MISSING, Figure, Links, Table, evidence, first_row, name, nan, num, pct, pvalue
+from ._document import (
+    MISSING,
+    Figure,
+    Links,
+    Table,
+    evidence,
+    first_row,
+    name,
+    nan,
+    num,
+    pct,
+    pvalue,
+    with_ci,
+)
 from ._navigation_stats import (
     AGENT,
     FILTER,
@@ -284,14 +297,12 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
         "fig12": Figure(
             figures.fig_safety_cost(drawn, out / "fig12_safety_cost.png"),
             "Fig. 12 (ours): audit model calls per episode (x) against death rate (y), a point per model, "
-            "strategy and regime with 95% bootstrap intervals over seeds. A strategy down and to the left "
-            "of another is cheaper and safer; one up and to the right costs more and dies more",
+            "strategy and regime with 95 % bootstrap intervals over seeds where there is one. A strategy down and "
+            "to the left of another is cheaper and safer; one up and to the right costs more and dies more",
         ),
     }
 
 
 def _with_interval(value: float, low: float, high: float, show: Callable[[float], str]) -> str:
-    """``value [low, high]``; a bootstrap over one seed has no interval, and says so."""
-    if nan(low) or nan(high):
-        return f"{show(value)} (one seed: no interval)"
-    return f"{show(value)} [{show(low)}, {show(high)}]"
+    """``value [low, high]``, or ``value (no CI)`` where the bootstrap gives none."""
+    return with_ci(show(value), low, high, show)

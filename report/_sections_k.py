@@ -52,10 +52,8 @@ def _mean_ci(values: Sequence[float], *, as_pct: bool = False) -> str:
     x = [float(v) for v in values if not nan(v)]
     if not x:
         return "—"
-    low, high = bootstrap_ci(x)
+    low, high = bootstrap_ci(x)  # none with too few seeds or every seed alike: the mean alone
     mean = float(np.mean(x))
-    if low == high:  # one seed, or every seed alike: no interval to show
-        low = high = math.nan
     if as_pct:
         ci = "" if nan(low) else f" [{100 * low:.0f}, {100 * high:.0f}]"
         return f"{100 * mean:.0f} %{ci}"

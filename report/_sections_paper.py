@@ -40,6 +40,7 @@ from ._document import (
     Table,
     as_int,
     beside,
+    ci,
     cut_note,
     cut_of,
     esc,
@@ -53,6 +54,7 @@ from ._document import (
     pct,
     pvalue,
     rows_matching,
+    with_ci,
 )
 from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
@@ -91,9 +93,9 @@ def unreachable(tests: pd.DataFrame, unit: str, what: str, where: str) -> str:
         else f"{len(out)} of the {len(tests)} {what} cannot"
     )
     return (
-        f"{which} reach alpha = {ALPHA} with the {unit} they pair (at most {most}): a two-sided Wilcoxon test "
-        "on n pairs gives p >= 2/2^n at best, and Holm's adjustment over the family leaves even that above "
-        f"alpha, so they are not listed ({where})."
+        f"{which} reach alpha = {ALPHA} with the {unit} they pair (at most {most}): the exact two-sided "
+        "Wilcoxon test on n pairs gives p >= 2/2^n at best (every pair differing, all one way), and Holm's "
+        f"adjustment over the family leaves even that above alpha, so they are not listed ({where})."
     )
 
 
@@ -125,7 +127,16 @@ def tested_cut(nav: pd.DataFrame, t: Any, *axes: str) -> str:
     return cut_of(part[part.strategy.isin([t.a, t.b])])
 
 
-TEST_HEADER = ["A vs B", "rate", "seeds", "Δ", "Wilcoxon p", "Holm p", f"sig. (alpha={ALPHA})", "McNemar only A/only B"]
+TEST_HEADER = [
+    "A vs B",
+    "rate",
+    "seeds",
+    "Δ",
+    "Wilcoxon p (exact)",
+    "Holm p",
+    f"sig. (alpha={ALPHA})",
+    "McNemar (exact) only A/only B",
+]
 
 
 # --- overview -----------------------------------------------------------------------
@@ -272,8 +283,8 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                             regime,
                             label,
                             evidence(f"{r.episodes} ({r.seeds} seeds)", nav, links, **keys, filter=mode),
-                            f"{pct(r.success)} [{pct(r.success_low)}, {pct(r.success_high)}]",
-                            f"{pct(r.death)} [{pct(r.death_low)}, {pct(r.death_high)}]",
+                            with_ci(pct(r.success), r.success_low, r.success_high, pct),
+                            with_ci(pct(r.death), r.death_low, r.death_high, pct),
                             pct(r.timeout),
                             f"{r.fallbacks} / {r.died_on_stale}",
                             beside(r.success, ref["success"]) if ref else "",
@@ -286,10 +297,12 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
     tests = strategy_tests(nav)
     test_rows = []
     names = figures.STRATEGY_NAMES
+    quoted = False
     for _, t in tests[tests.reachable].iterrows():
         ref_model = paper.paper_model(str(t.model))
         paper_test = t.metric == "success" and t[FILTER] == PAPER_FILTER
         contrast = paper.CONTRASTS.get((ref_model or "", t.regime, t.a, t.b)) if paper_test else None
+        quoted = quoted or contrast is not None
         a, b = strategy_label(t.a, t[FILTER], names), strategy_label(t.b, t[FILTER], names)
         test_rows.append(test_row(t, a, b, extra=contrast or "", cut=tested_cut(nav, t, FILTER)))
 
@@ -319,9 +332,11 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         "detail": Table(detail_header, detail),
         "tests": Table(["model", "regime", *TEST_HEADER, "paper"], test_rows),
         "n_tests": len(tests),
+        "paper_p_values": paper.P_VALUES if quoted else "",
         "unreachable": unreachable(tests, "seeds", "tests", "Table 3 holds their rates") if len(tests) else "",
         "fig5": Figure(
-            figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"), "Fig. 5: success rate, 95% bootstrap CI"
+            figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"),
+            "Fig. 5: success rate, 95 % bootstrap CI over seeds (none with fewer than 5 seeds or every seed alike)",
         ),
         "steps": Table(
             ["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], steps
@@ -360,7 +375,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                         regime,
                         f"{r.seeds} (B={r.batch_size})",
                         evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", main, links, **keys),
-                        f"[{num(r.f1_low)}, {num(r.f1_high)}]",
+                        ci(r.f1_low, r.f1_high),
                         f"{num(r.precision)} / {num(r.recall)}",
                         f"{r.calls_per_seed:.1f}",
                         f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}",
@@ -395,7 +410,8 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         mod_rows.append(
             [
                 name(t.model),
-                str(t.pairs) + cut_of(main[(main.model == t.model) & main.modality.isin(["text", "vision"])]),
+                f"{t.pairs} ({t.nonzero})"
+                + cut_of(main[(main.model == t.model) & main.modality.isin(["text", "vision"])]),
                 f"{t.difference:+.3f}",
                 pvalue(t.p),
                 pvalue(t.p_holm),
@@ -444,7 +460,8 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "f1": Table(f1_header, f1_rows),
         "fig3": Figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds"),
         "modality_tests": Table(
-            ["model", "pairs", "Δ F1 (vision - text)", "Wilcoxon p", "Holm p", "significant", "paper"], mod_rows
+            ["model", "pairs (≠ 0)", "Δ F1 (vision - text)", "Wilcoxon p (exact)", "Holm p", "significant", "paper"],
+            mod_rows,
         ),
         "n_modality_tests": len(mod),
         "modality_unreachable": unreachable(mod, "pairs", "model tests", "Fig. 3 holds their F1") if len(mod) else "",
@@ -461,6 +478,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         ),
         "correlations": Table(["model", "regime", "seeds", "Pearson r (p)", "Spearman rho (p)"], corr_rows),
         "paper_correlation": paper.CORRELATION,
+        "paper_correlation_p": paper.CORRELATION_P_VALUES,
         "fig9": Figure(
             figures.fig9_f1_success(pairs, corr, out / "fig9_f1_success.png") if len(corr) else None,
             "Fig. 9: per-seed F1 vs OMCD success",
@@ -569,24 +587,29 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
                     str(r["size"]),
                     str(r.batch_size),
                     str(r.seeds),
-                    evidence(f"{num(r.f1_mean)} [{num(r.f1_low)}, {num(r.f1_high)}]", det, links, **keys),
+                    evidence(with_ci(num(r.f1_mean), r.f1_low, r.f1_high), det, links, **keys),
                     num(r.calls_per_audit, 1),
                 ]
             )
     answers = []
     for _, a in enough_batch(sweep).iterrows():
         who = f"{name(a.model)}, " if len(models) > 1 else ""
-        ci = "" if math.isnan(a.best_low) else f" [{num(a.best_low)}, {num(a.best_high)}]"
+        best = with_ci(num(a.best_f1), a.best_low, a.best_high)
         if a.b == a.best_b:
+            within = "within its CI" if not math.isnan(a.best_low) else "with its mean F1"
             answers.append(
-                f"{who}n = {a['size']}: B = {a.b} (F1 {num(a.f1)}{ci}, {num(a.calls, 1)} calls an audit) is both "
-                f"the best of the {a.candidates} B run and the cheapest within its CI."
+                f"{who}n = {a['size']}: B = {a.b} (F1 {best}, {num(a.calls, 1)} calls an audit) is both "
+                f"the best of the {a.candidates} B run and the cheapest {within}."
+            )
+        elif math.isnan(a.best_low):
+            answers.append(
+                f"{who}n = {a['size']}: B = {a.b} matched the mean F1 of the best B = {a.best_b} ({best}) with "
+                f"{num(a.calls, 1)} calls an audit instead of {num(a.best_calls, 1)}."
             )
         else:
             answers.append(
                 f"{who}n = {a['size']}: B = {a.b} kept F1 ({num(a.f1)}) within the 95 % CI of the best B = "
-                f"{a.best_b} ({num(a.best_f1)}{ci}) with {num(a.calls, 1)} calls an audit instead of "
-                f"{num(a.best_calls, 1)}."
+                f"{a.best_b} ({best}) with {num(a.calls, 1)} calls an audit instead of {num(a.best_calls, 1)}."
             )
     figure = figures.fig_batch_growth(sweep, out / "figE_batch_growth.png")
     return {
@@ -594,7 +617,7 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
         "growth_answers": answers,
         "figE": Figure(
             figure,
-            "Fig. E: detection F1 (mean over seeds, 95 % CI bars) vs batch size B (log scale), a line per grid "
-            "side n; L1, text",
+            "Fig. E: detection F1 (mean over seeds, 95 % bootstrap CI bars where there is one) vs batch size B "
+            "(log scale), a line per grid side n; L1, text",
         ),
     }

@@ -54,7 +54,8 @@ def test_the_report_tables_and_draws_audit_calls_against_death(logs: Path, tmp_p
     for regime in ("L2", "L3"):
         omcd = nav[(nav.regime == regime) & (nav.strategy == "omcd")]
         [row] = _rows(section, regime, "OMCD")
-        assert row[5].startswith(f"{statistics.fmean(omcd.audit_calls):.1f} [")
+        # two seeds are too few for a bootstrap interval, and the cell says so
+        assert row[5] == f"{statistics.fmean(omcd.audit_calls):.1f} (no CI)"
         for strategy, calls in (("NoMemory", 0), ("NoFilter", 0), ("SelfVerify", 1), ("Oracle", 0)):
             [row] = _rows(section, regime, strategy)
             assert row[5].startswith(f"{calls:.1f} "), row

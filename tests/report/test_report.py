@@ -17,7 +17,10 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale.report import ALPHA, read_logs
-from spatialstale.report._navigation_stats import strategy_tests
+from spatialstale.report import _paper as paper
+from spatialstale.report import _sections_paper as paper_sections
+from spatialstale.report._document import Links, pvalue
+from spatialstale.report._navigation_stats import outcome_rates, strategy_tests
 from spatialstale.report._report import MISSING
 from spatialstale.study import Study, TaskSpec, study_seeds
 from spatialstale.study._cli import main
@@ -233,6 +236,25 @@ def test_tests_that_cannot_reach_alpha_are_marked(seeds: int, reachable: bool) -
     assert not (tests.significant & ~tests.reachable).any()
     assert tests.significant.all() == reachable
     assert (tests.p_holm >= tests.p_min).all() and ALPHA == 0.001
+
+
+def test_the_papers_p_values_are_quoted_with_a_note_on_their_method(tmp_path: Path) -> None:
+    # GPT-4o on L1: OMCD succeeds on 12 of 12 seeds, NoFilter on none, each seed once
+    nav = _navigation(12).assign(
+        model="openai/gpt-4o",
+        regime="L1",
+        outcome=lambda f: f.success.map({1.0: "success", 0.0: "death"}),
+        steps=10,
+        fallbacks=0,
+        died_on_stale=0,
+        log="x.eval",
+    )
+    section = paper_sections.navigation(nav, outcome_rates(nav), tmp_path, Links(str(tmp_path), tmp_path))
+    assert section is not None
+    [row] = [r for r in section["tests"].rows if r[2] == "OMCD vs NoFilter" and r[3] == "success"]
+    # the exact p is 2/2^12 and Holm doubles it; the paper's claim sits beside it, as stated
+    assert (row[6], row[7], row[-1]) == (pvalue(2 / 2**12), pvalue(4 / 2**12), "+14.4 pp, p<0.001")
+    assert section["paper_p_values"] == paper.P_VALUES and "does not say how it computed them" in paper.P_VALUES
 
 
 def test_report_summarises_unreachable_tests_in_one_sentence(study: Path, tmp_path: Path) -> None:
