@@ -4,7 +4,12 @@ prompt, each call's system prompt checked against docs/prompts.md."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,11 +21,12 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentText
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import STRATEGIES, call_kind
+from spatialstale.solvers import CALL_KIND_KEY, STRATEGIES, call_kind
 from spatialstale.solvers._prompts import fill_prompt
 from tests.test_prompts_doc import documented
 
 DOCS = documented()
+ROOT = Path(__file__).resolve().parents[2]
 SEED = "4810"
 HARNESS = ("spatialstale", SEED, "seed", "regime")
 """Text of the harness that no input may hold (case-insensitive): the suite's name (and
@@ -185,3 +191,63 @@ def test_the_cases_cover_every_prompt_on_the_page() -> None:
             continue
         assert text in used or any(text in u for u in used), key
     assert any(DOCS["edits"] in u for u in used) and any(DOCS["crops"] in u for u in used)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """The benchmark's OpenAI-compatible server (the observer agent over HTTP), in its
+    own process: the base URL of ``openai-api/bench``."""
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_harness.py"), "--serve"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = process.stdout.readline().strip()
+        assert port.isdigit(), port
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_tag_never_reaches_the_wire_and_the_observer_reads_the_wording(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a real provider (openai-api, as for vLLM and llama.cpp) against a real HTTP server:
+    # the request Inspect records as sent holds the documented prompt and no tag, the
+    # logged input keeps the tag, and the observer, reading the wire, still answers right
+    monkeypatch.setenv("BENCH_API_KEY", "unused")
+    tasks = [
+        detection(regime="L2", seeds=SEED),
+        navigation(**NAV, strategies="omcd,selfverify"),
+    ]
+    logs = eval(
+        tasks,
+        model="openai-api/bench/latency-0",
+        model_base_url=server,
+        log_dir=str(tmp_path),
+        display="none",
+        log_model_api=True,
+    )
+    kinds = set()
+    for log in logs:
+        assert log.status == "success", log.error
+        for sample in log.samples or []:
+            for event in resolve_sample_attachments(sample, "full").events:
+                if not isinstance(event, ModelEvent):
+                    continue
+                assert event.call is not None
+                wire = json.dumps(event.call.request)
+                assert "spatialstale" not in wire.lower() and CALL_KIND_KEY not in wire
+                kind = call_kind(event.input)
+                assert kind is not None
+                kinds.add(kind)
+                [system] = [m for m in event.call.request["messages"] if m["role"] in ("system", "developer")]
+                assert system["content"] == fill_prompt(prompt(f"default/{kind}"), 8)
+    assert kinds == {"audit", "selfverify", "navigate"}
+    detected, navigated = logs
+    assert detected.results is not None and detected.results.scores[0].metrics["f1_mean"].value == 1.0
+    assert navigated.results is not None and navigated.results.scores[0].metrics["success"].value == 1.0

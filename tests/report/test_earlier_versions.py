@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessageSystem
@@ -51,11 +52,17 @@ def as_earlier_version(log_dir: Path, out: Path) -> int:
     return rewritten
 
 
-def test_logs_of_the_earlier_versions_read_and_report_as_the_current_ones(l2_study: Path, tmp_path: Path) -> None:
-    old = tmp_path / "old"
-    assert as_earlier_version(l2_study, old) > 0
-    versions = {read_eval_log(info, header_only=True).eval.task_version for info in list_eval_logs(str(old))}
+@pytest.fixture
+def old(l2_study: Path, tmp_path: Path) -> Path:
+    """The shared L2 study's logs as the earlier versions wrote them."""
+    folder = tmp_path / "old"
+    assert as_earlier_version(l2_study, folder) > 0
+    versions = {read_eval_log(info, header_only=True).eval.task_version for info in list_eval_logs(str(folder))}
     assert versions == {EARLIER["detection"], EARLIER["navigation"]}
+    return folder
+
+
+def test_logs_of_the_earlier_versions_read_as_the_current_ones(l2_study: Path, old: Path) -> None:
     now, then = read_logs(l2_study), read_logs(old)
     assert not then.problems
     for kind in ("detection", "navigation"):
@@ -64,12 +71,19 @@ def test_logs_of_the_earlier_versions_read_and_report_as_the_current_ones(l2_stu
         # the same rows, value for value; only the path of each row's log differs
         assert list(earlier.log.map(lambda p: Path(p).name)) == list(current.log.map(lambda p: Path(p).name))
         pd.testing.assert_frame_equal(earlier.drop(columns="log"), current.drop(columns="log"))
-    # the report of each is the same document, apart from where its logs are
+    # the logs' own table differs in where they are and in the prompt records only
+    same = [c for c in now.logs.columns if c not in ("log", "task_settings")]
+    pd.testing.assert_frame_equal(then.logs[same], now.logs[same])
+
+
+@pytest.mark.slow  # two reports with their figures, about 20 s
+def test_logs_of_the_earlier_versions_report_as_the_current_ones(l2_study: Path, old: Path, tmp_path: Path) -> None:
     reports = []
     for folder, out in ((l2_study, tmp_path / "now"), (old, tmp_path / "then")):
         assert main(["report", str(folder), "--out", str(out)]) == 0
         markdown = (out / "report.md").read_text().replace(str(folder), "LOGS")
         reports.append(LINK.sub(r"(<\1>)", markdown))
+    # the same document, apart from where its logs are
     assert "Table 3" in reports[1] and reports[1] == reports[0]
 
 
