@@ -70,8 +70,11 @@ Inspect keeps a message's metadata on the messages it hands to ``ModelAPI.genera
 and records it with every model event's input, but no provider sends it: the OpenAI
 (chat completions and responses), Anthropic, Google and OpenAI-compatible providers
 (``openai-api``, vLLM, llama.cpp, llama-cpp-python) build each request from a system
-message's text or content parts alone. Inspect's ``--cache`` key serialises whole
-messages, metadata included, so two calls of different kinds never share an entry."""
+message's text or content parts alone (Inspect 0.3.285's ``_openai``, ``_openai_responses``,
+``anthropic``, ``google`` conversions); the local ``hf`` provider hands its chat template
+each message's fields, which templates render by role and content. Inspect's ``--cache``
+key serialises whole messages, metadata included, so two calls of different kinds never
+share an entry."""
 
 AUDIT = "audit"
 SELFVERIFY = "selfverify"
