@@ -1,7 +1,9 @@
 """Reading a SpatialSTALE prompt the way a model must: from its text and its pixels.
 
-Everything an agent knows comes from here: the call kind (the marker on the system
-prompt's first line), the memory entries listed in the prompt, the observed grid (the
+Everything an agent knows comes from here: the call kind (the tag on the system
+message's metadata, a channel Inspect keeps beside the messages and no provider sends,
+``spatialstale.solvers.call_kind``; without it, as a model would, from the wording of a
+shipped prompt), the memory entries listed in the prompt, the observed grid (the
 ``(r,c)=X`` listing, or the PNG when only an image is given), the agent's position and
 the goal. Nothing reads the instance behind the prompt.
 
@@ -47,7 +49,9 @@ from spatialstale.env import (
     crop_label_box,
     probe_pixel,
 )
-from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, PERCEPTION_MARKER, SELFVERIFY_MARKER
+from spatialstale.solvers._prompt_sets import PROMPT_KINDS, PROMPT_SETS
+from spatialstale.solvers._prompts import AUDIT, NAVIGATE, PERCEPTION, SELFVERIFY, SIZE_PLACEHOLDER
+from spatialstale.solvers._prompts import call_kind as tagged_kind
 
 MAX_SIZE = 256
 """Largest grid side a prompt is read as; bigger coordinates are ignored."""
@@ -88,20 +92,16 @@ _ASKED_CELL = re.compile(r"^\s*\((\d+)\s*,\s*(\d+)\)\s*$", re.MULTILINE)
 
 
 class CallKind(StrEnum):
-    """The three kinds of call the suite makes, named by the system prompt's marker."""
+    """The kinds of call the reference agents answer from one prompt, as the system
+    message's tag names them (a turn of the tool navigator is told by its tools)."""
 
-    AUDIT = "audit"
-    SELFVERIFY = "selfverify"
-    NAVIGATE = "navigate"
-    PERCEPTION = "perception"
+    AUDIT = AUDIT
+    SELFVERIFY = SELFVERIFY
+    NAVIGATE = NAVIGATE
+    PERCEPTION = PERCEPTION
 
 
-_MARKERS = {
-    AUDIT_MARKER: CallKind.AUDIT,
-    SELFVERIFY_MARKER: CallKind.SELFVERIFY,
-    NAVIGATE_MARKER: CallKind.NAVIGATE,
-    PERCEPTION_MARKER: CallKind.PERCEPTION,
-}
+_KINDS = {kind.value: kind for kind in CallKind}
 
 
 @dataclass(frozen=True)
@@ -232,14 +232,35 @@ def read_crop(memory_id: str, image: Image.Image, size: int) -> MemoryClaim | No
     return MemoryClaim(memory_id, "DANGER" if cell == "H" else "SAFE", pos, pictured=True)
 
 
-def call_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
-    """The kind named by the first marker line of a system prompt, if any."""
+@lru_cache(maxsize=1)
+def _wordings() -> tuple[tuple[re.Pattern[str], CallKind], ...]:
+    """Every shipped prompt as a pattern (``{size}`` any number), longest first, with its kind."""
+    prompts = {(s.prompt(kind), kind) for s in PROMPT_SETS.values() for kind in PROMPT_KINDS}
+    return tuple(
+        (re.compile(re.escape(text).replace(re.escape(SIZE_PLACEHOLDER), r"\d+")), _KINDS[kind])
+        for text, kind in sorted(prompts, key=lambda p: -len(p[0]))
+    )
+
+
+def worded_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
+    """The kind of the shipped prompt (of any prompt set) a system message starts with:
+    how a model tells the calls apart, from their instructions. A custom prompt has none."""
     for message in messages:
         if isinstance(message, ChatMessageSystem):
-            first = message.text.lstrip().split("\n", 1)[0].strip()
-            if first in _MARKERS:
-                return _MARKERS[first]
+            for pattern, kind in _wordings():
+                if pattern.match(message.text):
+                    return kind
     return None
+
+
+def call_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
+    """The kind the system message's tag names (``spatialstale.solvers.call_kind``), if it
+    is one answered from a single prompt; without a tag (a request read off the wire, where
+    the tag does not travel), the kind its shipped wording names (:func:`worded_kind`)."""
+    kind = tagged_kind(messages)
+    if kind is not None:
+        return _KINDS.get(kind)
+    return worded_kind(messages)
 
 
 def read_memory(text: str) -> tuple[MemoryClaim, ...]:

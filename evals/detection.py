@@ -10,7 +10,7 @@ from spatialstale.evals._dataset import grid_samples
 from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, stale_f1
 from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect
 
-VERSION = 2
+VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 HEADLINE = HeadlineMetric(metric="f1_mean")

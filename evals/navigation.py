@@ -10,7 +10,7 @@ from spatialstale.evals._dataset import navigation_samples
 from spatialstale.scorers import episode_outcome
 from spatialstale.solvers import DEFAULT_PROMPTS, NavigationSettings, navigate
 
-VERSION = 4
+VERSION = 5
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 N = NavigationSettings.defaults()

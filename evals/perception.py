@@ -10,7 +10,7 @@ from spatialstale.evals._dataset import grid_samples
 from spatialstale.scorers import perception_accuracy
 from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, perception_probe
 
-VERSION = 1
+VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 HEADLINE = HeadlineMetric(metric="accuracy")

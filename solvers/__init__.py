@@ -22,8 +22,11 @@ from ._plugins import ENTRY_POINT_GROUP, installed_plugins, make_strategy, resol
 from ._probe import perception_probe
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_hash, prompt_set_metadata
 from ._prompts import (
+    CALL_KIND_KEY,
+    CALL_KINDS,
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     EDITS_REQUEST,
     MEMORIES,
@@ -31,6 +34,7 @@ from ._prompts import (
     OBSERVATIONS,
     Pictures,
     Sight,
+    call_kind,
 )
 from ._sample import AUDITOR_ROLE
 from ._settings import (
@@ -61,8 +65,11 @@ from ._windows import detection_windows
 
 __all__ = [
     "AUDITOR_ROLE",
+    "CALL_KINDS",
+    "CALL_KIND_KEY",
     "DEFAULT_AUDIT_PROMPT",
     "DEFAULT_NAVIGATE_PROMPT",
+    "DEFAULT_PERCEPTION_PROMPT",
     "DEFAULT_PROMPTS",
     "DEFAULT_PROMPT_SET",
     "DEFAULT_SELFVERIFY_PROMPT",
@@ -111,6 +118,7 @@ __all__ = [
     "axes_of",
     "batched_audit",
     "batches_of",
+    "call_kind",
     "detect",
     "detection_windows",
     "edit_claim",

@@ -13,10 +13,10 @@ tasks, and the log records the set's name, version and a hash of the texts used.
   date, and that the current grid is authoritative.
 - ``minimal``: the shortest prompts that still state the cells and the answer format.
 
-Every prompt keeps its call-kind marker as the first line (the reference agents and
-the transcript read the call kind from it) and ``{size}`` as its only placeholder
-(see ``fill_prompt``). A set is its overrides of the default prompts, kind by kind
-(:data:`PROMPT_SETS`); bump its version whenever one of its texts changes.
+A prompt is exactly what the model reads (the call kind travels in the system
+message's metadata, ``system_message``, never in its text), with ``{size}`` as its only
+placeholder (see ``fill_prompt``). A set is its overrides of the default prompts, kind
+by kind (:data:`PROMPT_SETS`); bump its version whenever one of its texts changes.
 """
 
 from __future__ import annotations
@@ -27,14 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ._prompts import (
-    AUDIT_MARKER,
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
-    NAVIGATE_MARKER,
-    PERCEPTION_MARKER,
-    SELFVERIFY_MARKER,
 )
 
 DEFAULT_PROMPTS: dict[str, str] = {
@@ -47,14 +43,6 @@ DEFAULT_PROMPTS: dict[str, str] = {
 
 PROMPT_KINDS = tuple(DEFAULT_PROMPTS)
 """The call kinds a set holds a system prompt for, as named in ``PromptSet.prompt``."""
-
-MARKERS = {
-    "audit": AUDIT_MARKER,
-    "selfverify": SELFVERIFY_MARKER,
-    "navigate": NAVIGATE_MARKER,
-    "perception": PERCEPTION_MARKER,
-}
-"""The first line every prompt of each kind starts with."""
 
 DEFAULT_PROMPT_SET = "default"
 HASH_LENGTH = 12
@@ -118,18 +106,18 @@ _RULE = (
 _GRID = "Grid {size}x{size}: S start, F ice, H hole, G goal; (row,col)."
 
 
-def _minimal(marker: str, task: str, example: str) -> str:
+def _minimal(task: str, example: str) -> str:
     """The shortest prompt of a kind: the cells, the coordinates, the task and the answer format."""
-    return f"{marker}\n{task}\nJSON only: {example}"
+    return f"{task}\nJSON only: {example}"
 
 
 PROMPT_SETS: dict[str, PromptSet] = {
     prompt_set.name: prompt_set
     for prompt_set in (
-        PromptSet("default", 1, "the suite's prompts (the paper-protocol reproduction)"),
+        PromptSet("default", 2, "the suite's prompts (the paper-protocol reproduction)"),
         PromptSet(
             "no_rule",
-            1,
+            2,
             "audit and SelfVerify prompts without the explicit staleness rule",
             {
                 # neither that the grid may have changed nor what makes an entry stale (nor a
@@ -144,7 +132,7 @@ PROMPT_SETS: dict[str, PromptSet] = {
         ),
         PromptSet(
             "warned",
-            1,
+            2,
             "navigation prompt warns that memory may be out of date and the grid is authoritative",
             {
                 "navigate": _edited(
@@ -161,27 +149,23 @@ PROMPT_SETS: dict[str, PromptSet] = {
         ),
         PromptSet(
             "minimal",
-            1,
+            2,
             "the shortest prompts that still state the cells and the answer format",
             {
                 "audit": _minimal(
-                    AUDIT_MARKER,
                     f"{_GRID} Is each memory entry stale against the current grid?",
                     '[{"memory_id": "mem_000", "is_stale": false, "reason": "..."}]',
                 ),
                 "selfverify": _minimal(
-                    SELFVERIFY_MARKER,
                     f"{_GRID} Which memory entries contradict the current grid?",
                     '{"inconsistent": ["mem_012"]}',
                 ),
                 "navigate": _minimal(
-                    NAVIGATE_MARKER,
                     "Grid {size}x{size}: S start, F ice, H hole (lethal), G goal; (row,col). Reach G without "
                     "entering a hole.\nUP row-1, DOWN row+1, LEFT col-1, RIGHT col+1.",
                     '{"action": "RIGHT"}',
                 ),
                 "perception": _minimal(
-                    PERCEPTION_MARKER,
                     f"{_GRID} Give the type of each cell asked.",
                     '[{"cell": "(0,0)", "type": "S"}]',
                 ),

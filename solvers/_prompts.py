@@ -17,6 +17,10 @@ The last stable text part carries Inspect's ``cache_breakpoint`` mark (honoured 
 Anthropic, ignored elsewhere) and every call's config sets ``cache_prompt``. The
 observation of an unchanged grid is rendered and encoded once, not once per call.
 
+Each system prompt is the prompt set's text and nothing else: the call kind (audit,
+SelfVerify, navigation, perception, the tool navigator's turn) rides in the system
+message's metadata (:func:`system_message`, :func:`call_kind`), which no provider sends.
+
 The answers are read by ``_answers`` (``read_audit``, ``read_selfverify``,
 ``read_action``) and ``_cells`` (``read_perception``), which never execute anything a
 model writes.
@@ -57,15 +61,33 @@ from spatialstale.env import (
     text_observation,
 )
 
-AUDIT_MARKER = "[SpatialSTALE:audit]"
-SELFVERIFY_MARKER = "[SpatialSTALE:selfverify]"
-NAVIGATE_MARKER = "[SpatialSTALE:navigate]"
-"""First line of each system prompt: names the call kind in the transcript (and tells
-the reference agents which call they answer)."""
+CALL_KIND_KEY = "spatialstale_call"
+"""The key of a system message's ``metadata`` that names its call kind (one of
+:data:`CALL_KINDS`): how the reference agents, the test models and a reader of a log
+tell the calls apart, without a word of it in the prompt.
 
-DEFAULT_AUDIT_PROMPT = (
-    AUDIT_MARKER
-    + """
+Inspect keeps a message's metadata on the messages it hands to ``ModelAPI.generate``
+and records it with every model event's input, but no provider sends it: the OpenAI
+(chat completions and responses), Anthropic, Google and OpenAI-compatible providers
+(``openai-api``, vLLM, llama.cpp, llama-cpp-python) build each request from a system
+message's text or content parts alone (Inspect 0.3.285's ``_openai``, ``_openai_responses``,
+``anthropic``, ``google`` conversions); the local ``hf`` provider hands its chat template
+each message's fields, which templates render by role and content. Inspect's ``--cache``
+key serialises whole messages, metadata included, so two calls of different kinds never
+share an entry."""
+
+AUDIT = "audit"
+SELFVERIFY = "selfverify"
+NAVIGATE = "navigate"
+PERCEPTION = "perception"
+NAVIGATE_TOOLS = "navigate-tools"
+CALL_KINDS = (AUDIT, SELFVERIFY, NAVIGATE, PERCEPTION, NAVIGATE_TOOLS)
+"""The kinds of model call the suite makes: the batched audit, SelfVerify's check, a
+step of the per-step navigator, the perception probe, and a turn of the tool-using
+navigator's conversation (``-T agent=tools``)."""
+
+
+DEFAULT_AUDIT_PROMPT = """\
 You audit an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
 The grid may have changed since the memory was written: ice can thaw into holes and holes can freeze into ice.
@@ -74,7 +96,6 @@ or a DANGER claim about a cell that is now safe.
 For every memory entry you are given, answer whether it is stale, with a short reason.
 Answer with JSON only, one object per entry, in the order given:
 [{"memory_id": "mem_000", "is_stale": false, "reason": "(0,0) is S in the current grid; the claim holds"}]"""
-)
 
 EDITS_REQUEST = """
 For every entry you judge stale, also give the corrected entry under "edit", in the memory's own wording:
@@ -83,40 +104,27 @@ For every entry you judge stale, also give the corrected entry under "edit", in 
 """What ``-T edits=true`` adds at the end of the audit prompt (of any prompt set), so the
 prompt up to it, and with it the default prompt, is unchanged."""
 
-DEFAULT_SELFVERIFY_PROMPT = (
-    SELFVERIFY_MARKER
-    + """
+DEFAULT_SELFVERIFY_PROMPT = """\
 You check an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid before it navigates.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
 The grid may have changed since the memory was written: ice can thaw into holes and holes can freeze into ice.
 List every memory entry that is inconsistent with the current grid; those entries will be removed.
 Answer with JSON only: {"inconsistent": ["mem_012", "mem_044"]} (an empty list when all entries hold)."""
-)
 
-DEFAULT_NAVIGATE_PROMPT = (
-    NAVIGATE_MARKER
-    + """
+DEFAULT_NAVIGATE_PROMPT = """\
 You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
 Coordinates are (row,col), row 0 at the top. Actions: UP (row-1), DOWN (row+1), LEFT (col-1), RIGHT (col+1);
 a move off the grid leaves the agent in place. The episode also ends when the step budget runs out.
 The memory holds notes from earlier exploration of this grid.
 Choose exactly one action and answer with JSON only: {"action": "RIGHT"}"""
-)
 
-
-PERCEPTION_MARKER = "[SpatialSTALE:perception]"
-"""First line of the perception probe's system prompt."""
-
-DEFAULT_PERCEPTION_PROMPT = (
-    PERCEPTION_MARKER
-    + """
+DEFAULT_PERCEPTION_PROMPT = """\
 You read a FrozenLake grid of {size}x{size} cells.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
 For every cell you are asked about, answer its type in the current grid: S, F, H or G.
 Answer with JSON only, one object per cell, in the order given:
 [{"cell": "(0,0)", "type": "S"}]"""
-)
 
 
 def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
@@ -139,7 +147,7 @@ def audit_schema(batch_ids: Sequence[str] | None = None, edits: bool = False) ->
         fields["edit"] = JSONSchema(type=["string", "null"])
     verdict = _object(fields)
     return ResponseSchema(
-        name="spatialstale_audit",
+        name="memory_audit",
         description="One verdict per memory entry of the batch, in the order given.",
         json_schema=_object({"verdicts": JSONSchema(type="array", items=verdict)}),
         strict=True,
@@ -149,7 +157,7 @@ def audit_schema(batch_ids: Sequence[str] | None = None, edits: bool = False) ->
 def selfverify_schema(store_ids: Sequence[str] | None = None) -> ResponseSchema:
     """SelfVerify's response schema; the listed ids are limited to ``store_ids`` when given."""
     return ResponseSchema(
-        name="spatialstale_selfverify",
+        name="memory_check",
         description="The ids of the memory entries inconsistent with the current grid.",
         json_schema=_object({"inconsistent": JSONSchema(type="array", items=_ids(store_ids))}),
         strict=True,
@@ -164,7 +172,7 @@ def perception_schema(cells: Sequence[Pos] | None = None) -> ResponseSchema:
     where = JSONSchema(type="string", enum=[cell_label(p) for p in cells]) if cells is not None else _STRING
     reading = _object({"cell": where, "type": JSONSchema(type="string", enum=list(CELL_TYPES))})
     return ResponseSchema(
-        name="spatialstale_perception",
+        name="grid_cells",
         description="The type of every cell of the batch, in the order given.",
         json_schema=_object({"cells": JSONSchema(type="array", items=reading)}),
         strict=True,
@@ -174,7 +182,7 @@ def perception_schema(cells: Sequence[Pos] | None = None) -> ResponseSchema:
 AUDIT_SCHEMA = audit_schema()
 SELFVERIFY_SCHEMA = selfverify_schema()
 NAVIGATE_SCHEMA = ResponseSchema(
-    name="spatialstale_action",
+    name="next_action",
     description="The one action to take now.",
     json_schema=_object({"action": JSONSchema(type="string", enum=["UP", "DOWN", "LEFT", "RIGHT"])}),
     strict=True,
@@ -231,6 +239,25 @@ def fill_prompt(prompt: str, size: int) -> str:
     """A system prompt with ``{size}`` filled in; every other brace is literal text,
     so a custom prompt can show a JSON example as it is."""
     return prompt.replace(SIZE_PLACEHOLDER, str(size))
+
+
+def system_message(prompt: str, size: int, kind: str) -> ChatMessageSystem:
+    """The system message of a call of ``kind``: ``prompt`` with ``{size}`` filled in,
+    its kind in the message's metadata (:data:`CALL_KIND_KEY`), never in its text."""
+    if kind not in CALL_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(CALL_KINDS)}; got {kind!r}")
+    return ChatMessageSystem(content=fill_prompt(prompt, size), metadata={CALL_KIND_KEY: kind})
+
+
+def call_kind(messages: Sequence[ChatMessage]) -> str | None:
+    """The kind of the call ``messages`` make (one of :data:`CALL_KINDS`): the tag of
+    their first tagged system message, None when no system message is tagged."""
+    for message in messages:
+        if isinstance(message, ChatMessageSystem) and message.metadata:
+            kind = message.metadata.get(CALL_KIND_KEY)
+            if kind in CALL_KINDS:
+                return str(kind)
+    return None
 
 
 def crops_prompt(prompt: str) -> str:
@@ -404,7 +431,7 @@ def user_message(parts: list[Content]) -> ChatMessageUser:
 
 
 def _observation_first(
-    prompt: str, grid: Grid, agent: Pos, sight: Sight, asked: str | list[Content]
+    prompt: str, kind: str, grid: Grid, agent: Pos, sight: Sight, asked: str | list[Content]
 ) -> list[ChatMessage]:
     """Instructions, the observation, then what the call asks about.
 
@@ -414,7 +441,7 @@ def _observation_first(
     """
     parts = [ContentText(text=asked)] if isinstance(asked, str) else asked
     return [
-        ChatMessageSystem(content=fill_prompt(prompt, len(grid))),
+        system_message(prompt, len(grid), kind),
         user_message([*cacheable(sight.content(grid, agent)), *parts]),
     ]
 
@@ -430,7 +457,7 @@ def audit_messages(
     """One audit call: instructions, the observation, then the batch of entries (their
     text, or with ``pictures`` each entry's id and crop)."""
     asked = memory_block(entries) if pictures is None else pictures.content(entries)
-    return _observation_first(prompt or DEFAULT_AUDIT_PROMPT, grid, agent, sight, asked)
+    return _observation_first(prompt or DEFAULT_AUDIT_PROMPT, AUDIT, grid, agent, sight, asked)
 
 
 def selfverify_messages(
@@ -438,14 +465,16 @@ def selfverify_messages(
 ) -> list[ChatMessage]:
     """The SelfVerify call: instructions, the observation, then the whole store (the
     order of the audit, so the two kinds of call read alike)."""
-    return _observation_first(prompt or DEFAULT_SELFVERIFY_PROMPT, grid, agent, sight, memory_block(entries))
+    return _observation_first(
+        prompt or DEFAULT_SELFVERIFY_PROMPT, SELFVERIFY, grid, agent, sight, memory_block(entries)
+    )
 
 
 def perception_messages(
     cells: Sequence[Pos], grid: Grid, agent: Pos, sight: Sight, prompt: str = ""
 ) -> list[ChatMessage]:
     """One perception-probe call: instructions, the observation, then the batch of cells."""
-    return _observation_first(prompt or DEFAULT_PERCEPTION_PROMPT, grid, agent, sight, cells_block(cells))
+    return _observation_first(prompt or DEFAULT_PERCEPTION_PROMPT, PERCEPTION, grid, agent, sight, cells_block(cells))
 
 
 def navigate_messages(
@@ -464,7 +493,7 @@ def navigate_messages(
     lists no memory at all.
     """
     return [
-        ChatMessageSystem(content=fill_prompt(prompt or DEFAULT_NAVIGATE_PROMPT, len(grid))),
+        system_message(prompt or DEFAULT_NAVIGATE_PROMPT, len(grid), NAVIGATE),
         user_message(
             [
                 ContentText(text=memory_block(view or ()), cache_breakpoint=True),

@@ -47,7 +47,6 @@ from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
-    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     Content,
@@ -63,19 +62,22 @@ from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, ce
 
 from ._cost import record_call
 from ._episode import Episode, StepRecord, step_table, take_step
-from ._prompts import NAVIGATE_SCHEMA, Sight, answer_config, fill_prompt, position_line, user_message
+from ._prompts import (
+    NAVIGATE_SCHEMA,
+    NAVIGATE_TOOLS,
+    Sight,
+    answer_config,
+    position_line,
+    system_message,
+    user_message,
+)
 from ._strategies import MemoryStrategy
 
 NAVIGATORS = ("prompt", "tools")
 """How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
 view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
 
-TOOLS_MARKER = "[SpatialSTALE:navigate-tools]"
-"""First line of the tool navigator's system prompt: names the call kind in the transcript."""
-
-DEFAULT_TOOLS_PROMPT = (
-    TOOLS_MARKER
-    + """
+DEFAULT_TOOLS_PROMPT = """\
 You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
 Coordinates are (row,col), row 0 at the top.
@@ -85,7 +87,6 @@ The episode also ends when the step budget runs out.
 Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
 exploration of this grid.
 Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
-)
 
 TOOLS_STORE_KEY = "spatialstale:tools"
 
@@ -413,7 +414,7 @@ async def run_tool_episode(
         await run.refresh()
         messages = [] if messages is None else messages
         messages[:] = [
-            ChatMessageSystem(content=fill_prompt(prompt, env.instance.size)),
+            system_message(prompt, env.instance.size, NAVIGATE_TOOLS),
             user_message(run.situation()),
         ]
         while not run.over:

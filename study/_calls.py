@@ -61,12 +61,13 @@ from spatialstale.solvers import (
 )
 from spatialstale.solvers._prompts import (
     EDITS_REQUEST,
+    NAVIGATE_TOOLS,
     audit_messages,
     crops_prompt,
-    fill_prompt,
     navigate_messages,
     position_line,
     selfverify_messages,
+    system_message,
     user_message,
 )
 from spatialstale.solvers._tools import DEFAULT_TOOLS_PROMPT, move_tool, recall_tool
@@ -421,7 +422,7 @@ class Asked:
 
         opening: list[ChatMessage] = [
             ChatMessageSystem(content=tool_definitions()),
-            ChatMessageSystem(content=fill_prompt(DEFAULT_TOOLS_PROMPT, instance.size)),
+            system_message(DEFAULT_TOOLS_PROMPT, instance.size, NAVIGATE_TOOLS),
             user_message(situation(0)),  # type: ignore[arg-type]
         ]
         exchange: list[ChatMessage] = [

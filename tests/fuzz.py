@@ -20,6 +20,8 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from spatialstale.solvers import call_kind
+
 _ID = re.compile(r"\[(mem_\d+)\]")
 DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")
 
@@ -189,8 +191,8 @@ def fuzz_answer(rng: random.Random, kind: str, ids: list[str], edits: bool = Fal
 
 
 def _kind(messages: list[ChatMessage]) -> str:
-    first = messages[0].text.splitlines()[0] if messages and messages[0].text else ""
-    return {"[SpatialSTALE:audit]": "audit", "[SpatialSTALE:selfverify]": "selfverify"}.get(first, "navigate")
+    kind = call_kind(messages)
+    return kind if kind in ("audit", "selfverify") else "navigate"
 
 
 class FuzzAPI(ModelAPI):

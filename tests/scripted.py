@@ -11,7 +11,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, Model, ModelOutput, ModelUsage, get_model
 
-from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
+from spatialstale.solvers import call_kind
 
 _ENTRY = re.compile(r"\[(mem_\d+)\] (SAFE|DANGER) at \((\d+),(\d+)\)")
 _CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG])")
@@ -41,15 +41,12 @@ class Script:
     calls: list[Call] = field(default_factory=list)
 
     def __call__(self, messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-        system = messages[0].text
         user = messages[-1]
         text = user.text
         has_image = any(
             getattr(c, "type", "") == "image" for c in (user.content if isinstance(user.content, list) else [])
         )
-        kind = {AUDIT_MARKER: "audit", SELFVERIFY_MARKER: "selfverify", NAVIGATE_MARKER: "navigate"}.get(
-            system.splitlines()[0], "unknown"
-        )
+        kind = call_kind(messages) or "unknown"
         entries = [(m.group(1), m.group(2)) for m in _ENTRY.finditer(text)]
         ids = [mid for mid, _ in entries]
         grid = {(int(r), int(c)): t for r, c, t in _CELL.findall(text)}

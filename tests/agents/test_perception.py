@@ -7,20 +7,26 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Co
 
 from spatialstale.agents._perception import (
     CallKind,
+    call_kind,
     decode_image,
     perceive,
     read_image_grid,
     read_memory,
     read_text_grid,
+    worded_kind,
 )
 from spatialstale.env import default_seeds, make_instance, render_image, text_observation
-from spatialstale.solvers import Sight
+from spatialstale.solvers import EDITS_REQUEST, PROMPT_SETS, Sight
+from spatialstale.solvers._prompt_sets import PROMPT_KINDS
 from spatialstale.solvers._prompts import (
+    DEFAULT_AUDIT_PROMPT,
     audit_messages,
+    fill_prompt,
     memory_block,
     navigate_messages,
     png_data_uri,
     selfverify_messages,
+    system_message,
 )
 
 TEXT = Sight("text", "full")
@@ -81,11 +87,17 @@ def test_no_memory_view_lists_nothing() -> None:
     assert seen.memory == ()
 
 
-def test_prompts_without_a_marker_or_a_grid() -> None:
+def test_prompts_without_a_call_kind_or_a_grid() -> None:
     seen = perceive([ChatMessageUser(content="What is the capital of France?")])
     assert seen.kind is None and seen.grid is None and seen.problem
+    # the kind is the system message's tag; untagged (a request off the wire), a shipped
+    # prompt's wording, as a model reads it, and a custom prompt is no call
+    custom = perceive([ChatMessageSystem(content="Audit each entry."), ChatMessageUser(content="x")])
+    assert custom.kind is None
+    tagged = perceive([system_message("Audit each entry.", 8, "selfverify"), ChatMessageUser(content="x")])
+    assert tagged.kind is CallKind.SELFVERIFY
     broken: list[ChatMessage] = [
-        ChatMessageSystem(content="[SpatialSTALE:audit]\nAudit."),
+        system_message("Audit.", 8, "audit"),
         ChatMessageUser(content=[ContentText(text="x"), ContentImage(image="data:image/png;base64,!!notpng")]),
     ]
     seen = perceive(broken)
@@ -102,3 +114,16 @@ def test_decode_image_rejects_garbage() -> None:
 
 def test_absurd_coordinates_are_ignored() -> None:
     assert read_text_grid("(0,0)=S (0,1)=F (99999999,3)=H (1,0)=H (1,1)=G") == ("SF", "HG")
+
+
+@pytest.mark.parametrize("size", [8, 16])
+def test_an_untagged_shipped_prompt_is_told_by_its_wording_and_the_tag_wins(size: int) -> None:
+    for prompt_set in PROMPT_SETS.values():
+        for kind in PROMPT_KINDS:
+            text = fill_prompt(prompt_set.prompt(kind), size)
+            # with an option's request after it, as -T edits=true sends it
+            for sent in (text, text + EDITS_REQUEST):
+                assert worded_kind([ChatMessageSystem(content=sent), ChatMessageUser(content="x")]) is CallKind(kind)
+    audit = DEFAULT_AUDIT_PROMPT
+    assert call_kind([system_message(audit, 8, "selfverify")]) is CallKind.SELFVERIFY
+    assert worded_kind([ChatMessageUser(content=fill_prompt(audit, 8))]) is None  # a user message instructs nothing

@@ -179,17 +179,14 @@ def test_a_rejected_value_is_one_line_on_stderr_in_every_display_mode(case: str,
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
 
 
+# plain instructions: the reference agents tell the call kinds apart by the system
+# message's tag, whatever its text
 AUDIT = (
-    "[SpatialSTALE:audit]\n"  # the reference agents tell the call kinds apart by this first line
     "Audit the memory of a {size}x{size} grid against the current grid.\n"
     'Answer with JSON only: [{"memory_id": "mem_000", "is_stale": false, "reason": "(0,0) is S"}]'
 )
-NAVIGATE = (
-    '[SpatialSTALE:navigate]\nReach the goal of the {size}x{size} grid. Answer {"action": "RIGHT"}, nothing else.'
-)
-SELFVERIFY = (
-    '[SpatialSTALE:selfverify]\nList the stale entries: {"inconsistent": ["mem_012"]}; {{size}} stays as written.'
-)
+NAVIGATE = 'Reach the goal of the {size}x{size} grid. Answer {"action": "RIGHT"}, nothing else.'
+SELFVERIFY = 'List the stale entries: {"inconsistent": ["mem_012"]}; {{size}} stays as written.'
 
 
 @pytest.mark.slow  # two `inspect eval` subprocesses; braces from -T stay in the fast tier

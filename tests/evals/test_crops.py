@@ -91,7 +91,7 @@ def test_text_memory_is_the_default_log() -> None:
     assert all("memory" not in (s.metadata or {}) for s in default.dataset)
     assert text.metadata == default.metadata and "memory" not in (default.metadata or {})
     assert text.tags == default.tags
-    assert text.version == default.version == 2
+    assert text.version == default.version == 3
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ def test_edits_off_is_todays_detection_run(tmp_path: Path) -> None:
         assert a.scores == b.scores
         assert not any("edit" in key for key in value(a))
     assert off.eval.metadata == before.eval.metadata and "edits" not in (off.eval.metadata or {})
-    assert off.eval.task_version == before.eval.task_version == 2
+    assert off.eval.task_version == before.eval.task_version == 3
     assert list(metrics(off)) == list(metrics(before))
     assert not any("edit" in name for name in metrics(off))
     assert off.eval.tags == before.eval.tags
@@ -135,7 +135,7 @@ def test_the_usual_spellings_of_a_flag_are_read() -> None:
 
 
 def test_a_custom_audit_prompt_is_sent_as_given() -> None:
-    task = detection(seeds=SEED_ARG, edits=True, audit_prompt="[SpatialSTALE:audit]\nmine")
+    task = detection(seeds=SEED_ARG, edits=True, audit_prompt="mine")
     assert "audit_prompt=custom" in task.tags
     default = detection(seeds=SEED_ARG, edits=True)
     assert "audit_prompt=custom" not in default.tags

@@ -16,7 +16,7 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.model import ChatMessageUser
 
 from spatialstale.agents._perception import perceive
 from spatialstale.env import default_seeds, make_instance
@@ -26,7 +26,7 @@ from spatialstale.report._navigation_stats import CONTRASTS, outcome_rates, stra
 from spatialstale.report._report import write_report
 from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
 from spatialstale.solvers import EPISODE_STORE_KEY, TaskParameterError
-from spatialstale.solvers._prompts import NAVIGATE_MARKER
+from spatialstale.solvers._prompts import DEFAULT_NAVIGATE_PROMPT, call_kind, system_message
 from tests.scripted import Script, truthful_flags, without_tokens
 
 # one worker runs the module, so its shared runs are made once
@@ -71,9 +71,7 @@ def navigate_prompts(sample: EvalSample) -> list[str]:
     """The user text of every navigation call the sample logged."""
     texts = []
     for event in resolve_sample_attachments(sample).events:
-        if isinstance(event, ModelEvent) and any(
-            isinstance(m, ChatMessageSystem) and m.text.startswith(NAVIGATE_MARKER) for m in event.input
-        ):
+        if isinstance(event, ModelEvent) and call_kind(event.input) == "navigate":
             texts.append("\n".join(m.text for m in event.input if isinstance(m, ChatMessageUser)))
     return texts
 
@@ -220,7 +218,7 @@ def test_perception_reads_unknown_cells_and_no_claim() -> None:
         "[mem_044] UNKNOWN (flagged stale at step 5) at (5,4)\n"
         "[mem_021] DANGER at (2,5): Hole - dangerous, do not step"
     )
-    seen = perceive([ChatMessageSystem(content=NAVIGATE_MARKER), ChatMessageUser(content=text)])
+    seen = perceive([system_message(DEFAULT_NAVIGATE_PROMPT, 8, "navigate"), ChatMessageUser(content=text)])
     assert [m.id for m in seen.memory] == ["mem_000", "mem_021"]
     assert seen.unknown == ((5, 4),)
 

@@ -21,19 +21,15 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.event import InfoEvent, ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, resolve_sample_attachments
-from inspect_ai.model import ChatMessageSystem
 
 from spatialstale.agents._perception import perceive
 from spatialstale.env import FOG_CELL, default_seeds, fog, holes_observation, make_instance
 from spatialstale.evals.navigation import navigation
 from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.solvers import EPISODE_STORE_KEY, Sight, TaskParameterError
+from spatialstale.solvers import EPISODE_STORE_KEY, Sight, TaskParameterError, call_kind
 from spatialstale.solvers._prompts import (
-    AUDIT_MARKER,
     FOG_IMAGE_OBSERVATION_HEADER,
     IMAGE_OBSERVATION_HEADER,
-    NAVIGATE_MARKER,
-    SELFVERIFY_MARKER,
     navigate_messages,
 )
 from tests.scripted import Call, Script
@@ -61,14 +57,13 @@ def run(model: str | Any, tmp_path: Path, auditor: str | None = None, **task_arg
 
 
 def calls(sample: EvalSample) -> list[tuple[str, str, list[Any]]]:
-    """Each model call of a sample: its marker, its user text and its user content."""
+    """Each model call of a sample: its kind, its user text and its user content."""
     out = []
     for event in resolve_sample_attachments(sample).events:
         if isinstance(event, ModelEvent):
-            system = next(m.text for m in event.input if isinstance(m, ChatMessageSystem))
             user = event.input[-1]
             content = user.content if isinstance(user.content, list) else []
-            out.append((system.splitlines()[0], user.text, content))
+            out.append((str(call_kind(event.input)), user.text, content))
     return out
 
 
@@ -149,12 +144,12 @@ def test_fog_reaches_every_step_and_every_audit_and_is_recorded(tmp_path: Path) 
         instance = make_instance(meta["seed"], meta["regime"])
         trajectory = [tuple(p) for p in episode["trajectory"]]
         navigate_calls = 0
-        for marker, text, _ in calls(sample):
-            kinds_seen.add(marker)
+        for kind, text, _ in calls(sample):
+            kinds_seen.add(kind)
             position = AGENT_AT.search(text)
             assert position is not None
             agent = (int(position.group(1)), int(position.group(2)))
-            if marker == NAVIGATE_MARKER:
+            if kind == "navigate":
                 assert agent == trajectory[navigate_calls]
                 navigate_calls += 1
             assert "Cells marked ? are beyond your view (radius 1 around the agent)" in text
@@ -174,7 +169,7 @@ def test_fog_reaches_every_step_and_every_audit_and_is_recorded(tmp_path: Path) 
         ]
         assert len(fog_notes) == episode["steps"]
         assert all("Fog: the navigator saw only the cells within 1 of" in note for note in fog_notes)
-    assert {NAVIGATE_MARKER, AUDIT_MARKER, SELFVERIFY_MARKER} <= kinds_seen
+    assert {"navigate", "audit", "selfverify"} <= kinds_seen
 
 
 def test_an_auditor_under_fog_flags_only_what_it_sees(tmp_path: Path) -> None:
@@ -363,7 +358,7 @@ def test_the_command_line_takes_a_radius_and_refuses_a_bad_one_in_one_line(tmp_p
     [info] = list_eval_logs(str(tmp_path / "ok"))
     log = read_eval_log(info)
     assert [s.id for s in log.samples or []] == ["L2-oracle-r1-s625"]
-    assert log.eval.task_version == 4
+    assert log.eval.task_version == 5
     bad = _inspect_eval(tmp_path / "bad", "-T", "view_radius=far")
     assert bad.returncode == 1
     assert bad.stderr.strip() == "view_radius must be full or an integer of at least 0; got 'far'"

@@ -14,7 +14,7 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import read_action, read_audit, read_selfverify
+from spatialstale.solvers import call_kind, read_action, read_audit, read_selfverify
 from tests import fuzz  # noqa: F401  (registers the fuzz/ model provider)
 
 _ID = re.compile(r"\[(mem_\d+)\]")
@@ -42,7 +42,7 @@ def _edits_of(sample: EvalSample) -> list[tuple[str, str]]:
     """(id, edit) of every edit the audit answers propose, re-read from the raw answers."""
     out = []
     for event in resolve_sample_attachments(sample).events:
-        if event.event == "model" and event.input[0].text.startswith("[SpatialSTALE:audit]"):
+        if event.event == "model" and call_kind(event.input) == "audit":
             text = event.input[-1].text
             cells = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _CELL.finditer(text)}
             out += read_audit(event.output.completion, _ID.findall(text), cells).edits.items()
@@ -66,9 +66,8 @@ def _calls(sample: EvalSample) -> list[tuple[str, list[str], str]]:
     out = []
     for event in resolve_sample_attachments(sample).events:
         if event.event == "model":
-            first = event.input[0].text.splitlines()[0]
-            kind = first.removeprefix("[SpatialSTALE:").removesuffix("]")
-            out.append((kind, _ID.findall(event.input[-1].text), event.output.completion))
+            kind = call_kind(event.input)
+            out.append((str(kind), _ID.findall(event.input[-1].text), event.output.completion))
     return out
 
 

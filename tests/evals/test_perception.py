@@ -21,7 +21,7 @@ from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText, Mo
 from spatialstale.env import HOLES_NOTE, make_instance
 from spatialstale.evals.perception import perception
 from spatialstale.solvers import Sight, detection_windows
-from spatialstale.solvers._prompts import CELLS_HEADER, PERCEPTION_MARKER, audit_messages, perception_messages
+from spatialstale.solvers._prompts import CELLS_HEADER, audit_messages, call_kind, perception_messages
 
 SEED = 4810
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ class Reader:
     configs: list[Any] = field(default_factory=list)
 
     def __call__(self, messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-        assert messages[0].text.splitlines()[0] == PERCEPTION_MARKER
+        assert call_kind(messages) == "perception"
         text = messages[-1].text
         cells = [(int(r), int(c)) for r, c in _ASKED.findall(text.split(CELLS_HEADER, 1)[1])]
         grid = {(int(r), int(c)): t for r, c, t in _LISTED.findall(text)}
@@ -253,7 +253,7 @@ def test_structured_output_sends_the_batchs_schema(tmp_path: Path) -> None:
     log = run(perception(regime="L2", seeds=[SEED], structured=True), reader.model(), tmp_path)
     assert value((log.samples or [])[0])["accuracy"] == 1.0
     schema = reader.configs[0].response_schema
-    assert schema is not None and schema.name == "spatialstale_perception"
+    assert schema is not None and schema.name == "grid_cells"
     item = schema.json_schema.properties["cells"].items
     assert item.properties["cell"].enum == [f"({r},{c})" for r, c in reader.calls[0]]
     assert item.properties["type"].enum == ["S", "F", "H", "G"]
@@ -285,12 +285,12 @@ def test_a_token_limit_midway_keeps_the_batches_answered_before_it(tmp_path: Pat
 
 
 def test_a_custom_prompt_reaches_the_model_with_size_filled_in(tmp_path: Path) -> None:
-    prompt = PERCEPTION_MARKER + '\nRead the {size}x{size} grid. Answer {"(0,0)": "S"}.'
+    prompt = 'Read the {size}x{size} grid. Answer {"(0,0)": "S"}.'
     reader = Reader(lambda cells, grid: json.dumps({f"({r},{c})": grid[r, c] for r, c in cells}))
     log = run(perception(regime="L2", seeds=[SEED], perception_prompt=prompt), reader.model(), tmp_path)
     [sample] = log.samples or []
     event = next(e for e in sample.events if e.event == "model")
-    assert event.input[0].text == PERCEPTION_MARKER + '\nRead the 8x8 grid. Answer {"(0,0)": "S"}.'  # type: ignore[union-attr]
+    assert event.input[0].text == 'Read the 8x8 grid. Answer {"(0,0)": "S"}.'  # type: ignore[union-attr]
     assert value(sample)["accuracy"] == 1.0
 
 
@@ -341,7 +341,7 @@ def test_observer_scores_one_in_vision_from_the_command_line(task: str, tmp_path
     assert result.returncode == 0, result.stderr
     [info] = list_eval_logs(str(tmp_path))
     log = read_eval_log(info)
-    assert log.status == "success" and log.eval.task.endswith("perception") and log.eval.task_version == 1
+    assert log.status == "success" and log.eval.task.endswith("perception") and log.eval.task_version == 2
     assert metrics(log)["accuracy"] == 1.0
 
 

@@ -16,8 +16,8 @@ from inspect_ai.model import ChatMessageSystem
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import PROMPT_SETS, TaskParameterError, prompt_hash
-from spatialstale.solvers._prompt_sets import MARKERS
+from spatialstale.solvers import PROMPT_SETS, TaskParameterError, call_kind, prompt_hash
+from spatialstale.solvers._prompt_sets import PROMPT_KINDS
 from spatialstale.solvers._prompts import fill_prompt
 from tests.scripted import without_tokens
 
@@ -70,6 +70,16 @@ def sent_prompts(log: EvalLog) -> set[str]:
     return {prompt for sample in log.samples or [] for prompt in system_prompts(sample)}
 
 
+def sent_calls(log: EvalLog) -> set[tuple[str | None, str]]:
+    """Each call's kind (its system message's tag) and system prompt, as logged."""
+    return {
+        (call_kind(event.input), event.input[0].text)
+        for sample in log.samples or []
+        for event in resolve_sample_attachments(sample).events
+        if event.event == "model"
+    }
+
+
 @pytest.mark.parametrize("model", AGENTS)
 def test_default_set_reproduces_the_unnamed_run_exactly(model: str, tmp_path: Path) -> None:
     plain, named = tasks(), tasks(prompt_set="default")
@@ -105,10 +115,9 @@ def test_every_set_runs_every_task_and_is_recorded(set_name: str, tmp_path: Path
             for sample in log.samples or []:
                 assert sample.metadata is not None
                 assert {k: sample.metadata[k] for k in recorded} == recorded
-            # what reached the model is the set's text, marker first
-            sent = sent_prompts(log)
-            assert sent <= {fill_prompt(text, 8) for text in texts.values()}
-            assert {prompt.splitlines()[0] for prompt in sent} <= {MARKERS[kind] for kind in KINDS[name]}
+            # what reached each call is the set's text of its kind, and nothing else
+            sent = sent_calls(log)
+            assert sent and sent <= {(kind, fill_prompt(text, 8)) for kind, text in texts.items()}
             for sample in log.samples or []:
                 assert sample.scores is not None
                 assert sample.scores[SCORERS[name]].value is not None
@@ -124,7 +133,7 @@ def test_every_set_runs_every_task_and_is_recorded(set_name: str, tmp_path: Path
 
 
 def test_the_reference_agents_answer_every_set_alike(tmp_path: Path) -> None:
-    # they read the call kind from the marker and the grid from the listing, so no
+    # they read the call kind from the message's tag and the grid from the listing, so no
     # wording may change what they do: the same scores under every set
     for model in AGENTS:
         by_set = {}
@@ -138,7 +147,7 @@ def test_the_reference_agents_answer_every_set_alike(tmp_path: Path) -> None:
 def test_sets_differ_where_they_say_and_only_there() -> None:
     default = PROMPT_SETS["default"]
     changed = {
-        name: {kind for kind in MARKERS if prompt_set.prompt(kind) != default.prompt(kind)}
+        name: {kind for kind in PROMPT_KINDS if prompt_set.prompt(kind) != default.prompt(kind)}
         for name, prompt_set in PROMPT_SETS.items()
     }
     assert changed == {
@@ -147,12 +156,12 @@ def test_sets_differ_where_they_say_and_only_there() -> None:
         "warned": {"navigate"},
         "minimal": {"audit", "selfverify", "navigate", "perception"},
     }
-    hashes = {prompt_hash({k: s.prompt(k) for k in MARKERS}) for s in PROMPT_SETS.values()}
+    hashes = {prompt_hash({k: s.prompt(k) for k in PROMPT_KINDS}) for s in PROMPT_SETS.values()}
     assert len(hashes) == len(PROMPT_SETS)
 
 
 def test_an_explicit_prompt_overrides_the_sets_and_changes_the_hash(tmp_path: Path) -> None:
-    custom = "[SpatialSTALE:audit]\nJudge each entry of the {size}x{size} grid. JSON only."
+    custom = "Judge each entry of the {size}x{size} grid. JSON only."
     log = run(
         detection(regime="L2", seeds="4810", prompt_set="no_rule", audit_prompt=custom),
         "spatialstale/observer",

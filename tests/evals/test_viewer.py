@@ -52,7 +52,7 @@ def test_a_log_is_tagged_with_its_axes_the_paper_ones_always_the_others_away_fro
         (navigation, {"view_radius": "full", "filter": "delete", "agent": "prompt"}, PAPER | {"5 strategies"}),
         (navigation, {"regime": "none", "strategies": "oracle"}, {"regime=none", "text", "B=10", "oracle"}),
         # an explicit prompt other than the set's is named; the set's own text is not custom
-        (detection, {"audit_prompt": "[SpatialSTALE:audit]\nJudge {size}x{size}."}, PAPER | {"audit_prompt=custom"}),
+        (detection, {"audit_prompt": "Judge {size}x{size}."}, PAPER | {"audit_prompt=custom"}),
         (detection, {"audit_prompt": str(DEFAULT_PROMPTS["audit"])}, PAPER),
         (navigation, {"agent": "tools"}, PAPER | {"5 strategies", "agent=tools"}),
     ],

@@ -32,12 +32,13 @@ from spatialstale.evals.detection import detection
 from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
 from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
 from spatialstale.solvers._prompts import (
-    AUDIT_MARKER,
+    AUDIT,
     AUDIT_SCHEMA,
-    NAVIGATE_MARKER,
+    NAVIGATE,
     NAVIGATE_SCHEMA,
-    SELFVERIFY_MARKER,
+    SELFVERIFY,
     SELFVERIFY_SCHEMA,
+    call_kind,
 )
 
 from ._llama_support import LLAMA_PYTHON, local_llm_missing
@@ -80,10 +81,10 @@ def run(
     return log
 
 
-def model_events(sample: EvalSample, marker: str) -> list[ModelEvent]:
-    """The sample's model calls whose system prompt starts with ``marker``, prompts resolved."""
+def model_events(sample: EvalSample, kind: str) -> list[ModelEvent]:
+    """The sample's model calls of ``kind`` (their system message's tag), prompts resolved."""
     events = resolve_sample_attachments(sample).events
-    return [e for e in events if isinstance(e, ModelEvent) and e.input[0].text.startswith(marker)]
+    return [e for e in events if isinstance(e, ModelEvent) and call_kind(e.input) == kind]
 
 
 def batch_ids(event: ModelEvent) -> list[str]:
@@ -115,7 +116,7 @@ def test_detection_answers_are_read_or_counted(server: tuple[str, str], provider
     for sample in samples:
         assert sample.error is None
         value = score_value(sample)
-        calls = model_events(sample, AUDIT_MARKER)
+        calls = model_events(sample, AUDIT)
         assert len(calls) == value["calls"] == -(-ENTRIES // BATCH_SIZE) * value["windows"]
         # re-read every raw answer: the score must count exactly what could not be read
         parsed = [parse_audit(e.output.completion, batch_ids(e)) for e in calls]
@@ -136,13 +137,13 @@ def test_navigation_answers_are_read_or_counted(server: tuple[str, str], tmp_pat
         assert sample.scores is not None
         [score] = sample.scores.values()
         episode = score.metadata or {}
-        steps = model_events(sample, NAVIGATE_MARKER)
+        steps = model_events(sample, NAVIGATE)
         assert len(steps) == value["steps"] <= 5
         readable = [parse_action(e.output.completion) is not None for e in steps]
         assert value["fallbacks"] == readable.count(False)
         assert [r["parsed"] for r in episode["records"]] == readable
-        audits = model_events(sample, AUDIT_MARKER)
-        checks = model_events(sample, SELFVERIFY_MARKER)
+        audits = model_events(sample, AUDIT)
+        checks = model_events(sample, SELFVERIFY)
         assert episode["audit_calls"] == len(audits) + len(checks)
         unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
         unreadable += sum(parse_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)
@@ -194,13 +195,13 @@ def test_a_plugin_and_localverify_run_end_to_end(
         assert sample.scores is not None
         [score] = sample.scores.values()
         episode = score.metadata or {}
-        audits = model_events(sample, AUDIT_MARKER)
+        audits = model_events(sample, AUDIT)
         # every audit call the model answered is counted as the episode's cost, read or not
         assert episode["cost"]["audit_calls"] == len(audits) > 0
         unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
         assert episode["audit_unparseable"] == unreadable
     [once] = [s for s in samples if s.metadata["strategy"] == "auditonce"]
-    assert len(model_events(once, AUDIT_MARKER)) == -(-ENTRIES // BATCH_SIZE)
+    assert len(model_events(once, AUDIT)) == -(-ENTRIES // BATCH_SIZE)
     assert_usage_recorded(log)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from spatialstale.solvers import parse_audit
-from spatialstale.solvers._prompts import AUDIT_MARKER
+from spatialstale.solvers._prompts import AUDIT
 
 from .test_local_llm import BATCH_SIZE, ENTRIES, batch_ids, model_events, run, score_value
 
@@ -35,7 +35,7 @@ def test_smollm2_audits_every_entry_and_distractor_flags_are_counted(server: tup
         value = score_value(sample)
         distractors = {str(d["id"]) for d in sample.metadata["distractor_entries"]}
         assert len(distractors) == K
-        calls = model_events(sample, AUDIT_MARKER)
+        calls = model_events(sample, AUDIT)
         assert len(calls) == value["calls"] == -(-(ENTRIES + K) // BATCH_SIZE) * value["windows"]
         asked = [mid for event in calls for mid in batch_ids(event)]
         assert sorted(asked) == sorted(f"mem_{i:03d}" for i in range(ENTRIES + K))  # every entry, once
@@ -68,7 +68,7 @@ def test_smollm2_navigates_with_distractors_in_the_memory_view(server: tuple[str
         assert sample.error is None
         value = score_value(sample)
         assert value["success"] + value["death"] + value["timeout"] == 1
-        audits = model_events(sample, AUDIT_MARKER)
+        audits = model_events(sample, AUDIT)
         if sample.metadata["strategy"] == "omcd":
             # one audit before the first step: every entry, distractors included
             assert len(audits) == value["audit_model_calls"] == -(-(ENTRIES + K) // BATCH_SIZE)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from spatialstale.solvers import read_audit
-from spatialstale.solvers._prompts import AUDIT_MARKER
+from spatialstale.solvers._prompts import AUDIT
 
 from .test_local_llm import batch_ids, model_events, run, score_value
 
@@ -37,7 +37,7 @@ def test_smollm2_edits_are_scored_and_counted(server: tuple[str, str], structure
         value = score_value(sample)
         assert sum(value[k] for k in COUNTS) == value["edits_stale"] == value["tp"] + value["fn"]
         reread = []
-        for event in model_events(sample, AUDIT_MARKER):
+        for event in model_events(sample, AUDIT):
             text = event.input[-1].text
             cells = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _CELL.finditer(text)}
             reread += read_audit(event.output.completion, batch_ids(event), cells).edits.items()

@@ -19,7 +19,7 @@ from inspect_ai.log import EvalLog
 from spatialstale.agents.llama_server import run_suite
 from spatialstale.env import make_instance
 from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import AUDIT_MARKER, NAVIGATE_MARKER, SELFVERIFY_MARKER
+from spatialstale.solvers._prompts import AUDIT, NAVIGATE, SELFVERIFY
 
 from .test_local_llm import BATCH_SIZE, ENTRIES, MAX_TOKENS, batch_ids, model_events, score_value
 
@@ -57,7 +57,7 @@ def test_detection_in_ma(server: tuple[str, str], tmp_path: Path) -> None:
     for sample in samples:
         assert sample.error is None and sample.metadata["route"]
         value = score_value(sample)
-        calls = model_events(sample, AUDIT_MARKER)
+        calls = model_events(sample, AUDIT)
         assert len(calls) == value["calls"] == -(-ENTRIES // BATCH_SIZE)
         parsed = [parse_audit(e.output.completion, batch_ids(e)) for e in calls]
         assert value["unparseable"] == sum(p.error is not None for p in parsed)
@@ -78,12 +78,12 @@ def test_navigation_in_ma(server: tuple[str, str], tmp_path: Path) -> None:
         assert sample.scores is not None
         [score] = sample.scores.values()
         episode = score.metadata or {}
-        steps = model_events(sample, NAVIGATE_MARKER)
+        steps = model_events(sample, NAVIGATE)
         assert len(steps) == value["steps"] <= 5
         readable = [parse_action(e.output.completion) is not None for e in steps]
         assert value["fallbacks"] == readable.count(False)
-        audits = model_events(sample, AUDIT_MARKER)
-        checks = model_events(sample, SELFVERIFY_MARKER)
+        audits = model_events(sample, AUDIT)
+        checks = model_events(sample, SELFVERIFY)
         assert episode["audit_calls"] == len(audits) + len(checks)
         unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
         unreadable += sum(parse_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)

@@ -74,7 +74,7 @@ def test_the_summary_has_f1_and_each_strategys_rates_under_each_set(results: Res
 
 
 def test_the_reference_agents_do_not_move_with_the_wording(results: Results) -> None:
-    # they read the call kind by marker and the grid by listing, so every paired
+    # they read the call kind by its tag and the grid by listing, so every paired
     # difference is exactly zero and no test can reject
     tests = prompt_set_tests(results.detection, results.navigation)
     assert list(tests.columns) == list(TEST_COLUMNS)

@@ -24,7 +24,7 @@ from spatialstale.solvers import (
     read_selfverify,
 )
 from spatialstale.solvers._cells import read_perception
-from spatialstale.solvers._prompt_sets import HASH_LENGTH, MARKERS, PROMPT_KINDS
+from spatialstale.solvers._prompt_sets import HASH_LENGTH, PROMPT_KINDS
 from spatialstale.solvers._prompts import (
     DEFAULT_PERCEPTION_PROMPT,
     audit_messages,
@@ -74,9 +74,10 @@ def test_an_unknown_kind_is_refused() -> None:
 
 @pytest.mark.parametrize("prompt_set", SETS, ids=lambda s: s.name)
 @pytest.mark.parametrize("kind", PROMPT_KINDS)
-def test_every_prompt_keeps_its_marker_line_and_only_the_size_placeholder(prompt_set: PromptSet, kind: str) -> None:
+def test_every_prompt_is_plain_instructions_with_only_the_size_placeholder(prompt_set: PromptSet, kind: str) -> None:
     text = prompt_set.prompt(kind)
-    assert text.splitlines()[0] == MARKERS[kind]
+    # what the model reads is the instructions: no harness line, no name of the suite
+    assert text == text.strip() and "SpatialSTALE" not in text and not text.startswith("[")
     assert "{size}" in text
     filled = fill_prompt(text, 8)
     assert "{size}" not in filled and "8x8" in filled
@@ -151,7 +152,7 @@ def test_the_hash_is_twelve_hex_digits_of_the_texts_by_kind() -> None:
 
 def test_the_metadata_names_the_set_its_version_and_the_hash_of_the_texts_sent() -> None:
     warned = PROMPT_SETS["warned"]
-    texts = {"navigate": "[SpatialSTALE:navigate]\nmine {size}"}
+    texts = {"navigate": "mine {size}"}
     assert prompt_set_metadata(warned, texts) == {
         "prompt_set": "warned",
         "prompt_set_version": warned.version,
