@@ -256,6 +256,7 @@ _LOG_COLUMNS = [
     EvalColumn("log", path=lambda log: log.location, required=True),
     EvalColumn("created", path="eval.created", required=True),
     EvalColumn("task_name", path="eval.task", required=True),
+    EvalColumn("task_version", path="eval.task_version"),
     EvalColumn("model", path="eval.model", required=True),
     EvalColumn("model_roles", path=lambda log: _roles_json(log)),
     EvalColumn("status", path="status", required=True),

@@ -162,9 +162,31 @@ def overview(results: Results, source: str, links: Links) -> dict[str, object]:
         "problems": esc("; ".join(results.problems)),
         "usage": _usage(results),
         "stale_ratios": _stale_ratios(results.detection) if not results.detection.empty else None,
+        "versions": _versions(logs[~logs.superseded]),
         "cut": _cut_samples(results.cut(), links),
         "cut_left_out": not results.left_out.empty,
     }
+
+
+def _versions(logs: pd.DataFrame) -> str:
+    """A warning when the logs of one task were written by different task versions: a
+    version changes when what a task measures, or how it reads or counts an answer,
+    changes (CHANGELOG.md), so its numbers are not comparable with another version's."""
+    if "task_version" not in logs.columns:
+        return ""
+    mixed = []
+    for kind, group in logs.groupby("kind"):
+        versions = sorted({str(as_int(v)) for v in group.task_version})
+        if len(versions) > 1:
+            counts = ", ".join(f"{(group.task_version.map(as_int) == int(v)).sum()} of version {v}" for v in versions)
+            mixed.append(f"{kind} ({counts})")
+    if not mixed:
+        return ""
+    return (
+        f"**Task versions differ:** {'; '.join(mixed)}. A task's version changes when what it measures, or how it "
+        "reads or counts an answer, changes (see the suite's CHANGELOG.md), so numbers of different versions are "
+        "not comparable number for number; the tables below pool them."
+    )
 
 
 def _cut_samples(cut: pd.DataFrame, links: Links) -> Table:

@@ -5,6 +5,7 @@ report as the current ones: the report keys on no version, hash or prompt line."
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from inspect_ai.model import ChatMessageSystem
 from spatialstale.report import read_logs
 from spatialstale.solvers import DEFAULT_PROMPTS, call_kind, prompt_hash
 from spatialstale.study._cli import main
+from tests.report._markdown import report_of
 
 EARLIER = {"detection": 2, "navigation": 4, "perception": 1}
 """The last task versions whose prompts opened with the marker line."""
@@ -71,8 +73,8 @@ def test_logs_of_the_earlier_versions_read_as_the_current_ones(l2_study: Path, o
         # the same rows, value for value; only the path of each row's log differs
         assert list(earlier.log.map(lambda p: Path(p).name)) == list(current.log.map(lambda p: Path(p).name))
         pd.testing.assert_frame_equal(earlier.drop(columns="log"), current.drop(columns="log"))
-    # the logs' own table differs in where they are and in the prompt records only
-    same = [c for c in now.logs.columns if c not in ("log", "task_settings")]
+    # the logs' own table differs in where they are, their version and the prompt records only
+    same = [c for c in now.logs.columns if c not in ("log", "task_settings", "task_version")]
     pd.testing.assert_frame_equal(then.logs[same], now.logs[same])
 
 
@@ -85,6 +87,26 @@ def test_logs_of_the_earlier_versions_report_as_the_current_ones(l2_study: Path,
         reports.append(LINK.sub(r"(<\1>)", markdown))
     # the same document, apart from where its logs are
     assert "Table 3" in reports[1] and reports[1] == reports[0]
+
+
+def test_logs_of_two_versions_in_one_folder_are_said_to_be_pooled(l2_study: Path, old: Path, tmp_path: Path) -> None:
+    both = tmp_path / "both"
+    shutil.copytree(l2_study, both / "now")
+    (both / "then").mkdir()
+    for info in list_eval_logs(str(old)):
+        log = read_eval_log(info)
+        log.eval.eval_id += "-then"  # another run, not a copy of the same one (which the report reads once)
+        write_eval_log(log, str(both / "then" / Path(info.name).name))
+    markdown = report_of(both, tmp_path / "out")
+    n = {
+        kind: len([i for i in list_eval_logs(str(l2_study)) if kind in i.name]) for kind in ("detection", "navigation")
+    }
+    assert (
+        f"**Task versions differ:** detection ({n['detection']} of version 2, {n['detection']} of version 3)"
+        in markdown
+    )
+    assert f"navigation ({n['navigation']} of version 4, {n['navigation']} of version 5)" in markdown
+    assert "**Task versions differ:**" not in report_of(l2_study, tmp_path / "one")
 
 
 LINK = re.compile(r"\(<[^>]*/([^/>]+\.eval)>\)")
