@@ -20,33 +20,42 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def _pct(x: float) -> str:
     return "missing" if math.isnan(x) else f"{100 * x:.0f}%"
 
 
 def demo_tables(results: Results) -> str:
-    """The outcome table (success/death/timeout by model x regime x strategy) and the
-    detection table (mean per-seed F1 by model x regime x modality)."""
+    """The outcome table (success and death rates by model x regime, a column per
+    strategy) and the detection table (mean per-seed F1 by model x regime x modality):
+    a screen for the demo's three models."""
     parts = []
     # the paper's cells (delete filter, full view, prompt agent); the report shows the others
     nav = paper_cells(results.navigation) if not results.navigation.empty else results.navigation
     rates = outcome_rates(nav) if not nav.empty else None
     if rates is not None:
+        strategies = strategy_order(rates.strategy)
+        episodes = {int(n) for n in rates.episodes}
         rows = []
         for model in sorted(rates.model.unique()):
             for regime in REGIMES:
-                for strategy in strategy_order(rates.strategy):
+                row = [model, regime]
+                for strategy in strategies:
                     cell = rates[(rates.model == model) & (rates.regime == regime) & (rates.strategy == strategy)]
                     if cell.empty:
-                        rows.append([model, regime, strategy, "missing", "", "", ""])
+                        row.append("missing")
                         continue
                     r = cell.iloc[0]
-                    rows.append(
-                        [model, regime, strategy, _pct(r.success), _pct(r.death), _pct(r.timeout), str(r.episodes)]
-                    )
+                    count = "" if len(episodes) == 1 else f" (n={r.episodes})"
+                    row.append(f"{_pct(r.success)} / {_pct(r.death)}{count}")
+                rows.append(row)
+        over = f"over {_count(next(iter(episodes)), 'episode')} a cell" if len(episodes) == 1 else "n episodes"
         parts.append(
-            "Navigation outcomes (text)\n"
-            + text_table(["model", "regime", "strategy", "success", "death", "timeout", "episodes"], rows)
+            f"Navigation (text): success / death, {over}; the rest ran out of steps\n"
+            + text_table(["model", "regime", *strategies], rows)
         )
     if not results.detection.empty:
         summary = detection_summary(main_detection(results.detection))

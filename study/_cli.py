@@ -13,6 +13,7 @@ import shlex
 import signal
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ DEMO_SEEDS = 5
 DEMO_EPISODES = 1
 DEMO_HELP = "a small offline study on the reference agents, printing the outcome table"
 DEMO_TIME = "It takes about 40 seconds on two cores."
+DEMO_NEXT_MODEL = "openai/gpt-4o"
+"""The model the demo's closing hint names for a study of one's own (the paper's)."""
 
 
 def _names(value: str) -> list[str]:
@@ -198,7 +201,13 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     study.add_argument(
         "--shard", help="K/N: run shard K of N (every task on every N-th seed), into a log dir all shards share"
     )
-    study.add_argument("--display", default="full", choices=["full", "rich", "plain", "log", "none"])
+    study.add_argument(
+        "--display",
+        default="none",
+        choices=["full", "rich", "plain", "log", "none"],
+        help="Inspect's display (default none: the study's own lines, one per finished or failed task and "
+        "a count of the samples done from time to time)",
+    )
     study.add_argument(
         "--dry-run", action="store_true", help="print samples, calls, token and cost estimates; run nothing"
     )
@@ -280,25 +289,40 @@ def _study_from(args: argparse.Namespace) -> Study:
 
 
 MISSING_SHOWN = 20
+CAUSES_SHOWN = 10
 _MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from ._estimate import check_models, format_plan, plan, read_prices
-    from ._run import SIGNAL_EXIT, account, interrupts_as_keyboard, run_study
+    from ._run import (
+        SIGNAL_EXIT,
+        StudyStopped,
+        account,
+        interrupts_as_keyboard,
+        retry_summary,
+        run_options,
+        run_study,
+    )
 
     study = _study_from(args)
     prices = read_prices(args.model_cost_config) if args.model_cost_config else {}
     if args.dry_run:
         check_models([*study.models, *([study.auditor] if study.auditor else [])])
     print(format_plan(study, plan(study), prices, latency=args.latency))
+    print(retry_summary(run_options(study)))
     if args.dry_run:
         return 0
     print()
-    resume = "spatialstale " + shlex.join(argv)
+    resume = f"{_command()} {shlex.join(argv)}"
+    # said first, for a study that stops without a last word (kill -9, a reboot)
+    print(f"study: if it stops, this command resumes it: {resume}", flush=True)
+    stopped: str | None = None
     with interrupts_as_keyboard() as received:
         try:
             run_study(study, display=args.display, resume=resume)
+        except StudyStopped as error:
+            stopped = str(error)
         except KeyboardInterrupt:  # Ctrl-C that Inspect passed on (SIGTERM/SIGHUP are in received)
             received.append(signal.SIGINT)
         except Exception as error:
@@ -320,14 +344,23 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
-    for cell, state in accounting.missing[:MISSING_SHOWN]:
-        print(f"  missing: {cell.name} ({state})")
+    for missing in accounting.missing[:MISSING_SHOWN]:
+        print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
         print(f"  ... and {len(accounting.missing) - MISSING_SHOWN} more")
+    # a study that gave up cancelled what was running: its reason is those cells' cause
+    gave_up = {"cancelled": f"the study gave up: {stopped}"} if stopped else {}
+    causes = Counter(gave_up.get(missing.state, missing.cause) for missing in accounting.missing).most_common()
+    for cause, n in causes[:CAUSES_SHOWN]:
+        print(f"  {_count(n, 'cell')} missing: {cause}")
+    if len(causes) > CAUSES_SHOWN:
+        print(f"  ... and {len(causes) - CAUSES_SHOWN} other causes")
     # Inspect's eval set absorbs Ctrl-C and leaves the running tasks' logs cancelled
-    if interrupted is None and any(state == "cancelled" for _, state in accounting.missing):
+    if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
         interrupted = signal.SIGINT
     what = f"interrupted ({interrupted.name})" if interrupted is not None else "incomplete"
+    if stopped is not None and interrupted is None:
+        what = "stopped"
     print(
         f"study {what}: {len(accounting.missing)} of {len(study.cells)} task logs missing in {where}; "
         f"resume with: {resume}"
@@ -367,10 +400,12 @@ def _demo(args: argparse.Namespace) -> int:
     if not ok:
         print(f"the demo's eval set did not complete; run it again to resume ({args.log_dir})", file=sys.stderr)
         return 1
+    print()
     print(demo_tables(read_logs(args.log_dir)))
     print(f"\n{time.perf_counter() - started:.0f} s. Logs: {args.log_dir}")
     print(f"Transcripts: {_executable('inspect')} view --log-dir {shlex.quote(args.log_dir)}")
     print(f"Full report: {_executable('spatialstale')} report {shlex.quote(args.log_dir)}")
+    print(f"Your model, its cost first: {_executable('spatialstale')} study --model {DEMO_NEXT_MODEL} --dry-run")
     return 0
 
 
@@ -390,6 +425,16 @@ def _executable(name: str) -> str:
     except ValueError:
         shown = str(path)
     return shlex.quote(shown)
+
+
+def _command() -> str:
+    """This command as any shell runs it, activated venv or not: the absolute path of
+    the ``spatialstale`` script that is running (``sys.argv[0]``), else of the one beside
+    this interpreter, else this interpreter running the module; quoted for a shell."""
+    for script in (Path(sys.argv[0]), Path(sys.executable).parent / "spatialstale"):
+        if script.name == "spatialstale" and script.is_file():
+            return shlex.quote(str(script.absolute()))
+    return shlex.join([sys.executable, "-m", "spatialstale.study._cli"])
 
 
 def _report(args: argparse.Namespace) -> int:

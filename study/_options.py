@@ -36,9 +36,9 @@ _GENERATE: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--effort", str, "low, medium, high, xhigh or max (Anthropic)"),
     ("--verbosity", str, "low, medium or high (OpenAI)"),
     ("--max-connections", int, "concurrent connections per model"),
-    ("--max-retries", int, "retries of a failed request"),
+    ("--max-retries", int, "retries of a failed request (default: no limit, with backoff)"),
     ("--timeout", int, "seconds a request may take, retries included"),
-    ("--attempt-timeout", int, "seconds one attempt of a request may take"),
+    ("--attempt-timeout", int, "seconds one attempt of a request may take (study default: 600)"),
 )
 _RUN: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--max-samples", int, "samples run in parallel per task"),
@@ -110,7 +110,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const="true",
         type=_int_or_bool,
-        help="retry an errored sample (once, or N times)",
+        help="rerun an errored sample (once, or N times; study default: 10, 0 for none)",
     )
     run.add_argument(
         "--fail-on-error",
@@ -118,7 +118,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="fail a task when this many (>= 1) or this share (< 1) of samples error",
     )
     run.add_argument("--no-fail-on-error", action="store_true", help="never fail a task for errored samples")
-    run.add_argument("--continue-on-fail", action="store_true", help="keep running the samples of a failing task")
+    fail = run.add_mutually_exclusive_group()
+    fail.add_argument(
+        "--continue-on-fail", action="store_true", help="keep running the samples of a failing task (study default)"
+    )
+    fail.add_argument(
+        "--no-continue-on-fail", action="store_true", help="stop a task at its first sample that errors for good"
+    )
     run.add_argument(
         "--log-dir-allow-dirty",
         action="store_true",
@@ -259,14 +265,14 @@ def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
         options["fail_on_error"] = args.fail_on_error
     elif args.no_fail_on_error:
         options["fail_on_error"] = False
-    if args.continue_on_fail:
-        options["continue_on_fail"] = True
+    if args.continue_on_fail or args.no_continue_on_fail:
+        options["continue_on_fail"] = bool(args.continue_on_fail)
     if args.no_log_realtime:
         options["log_realtime"] = False
     if args.log_dir_allow_dirty:
         options["log_dir_allow_dirty"] = True
-    if args.retry_on_error is not None and args.retry_on_error is not False:
-        options["retry_on_error"] = 1 if args.retry_on_error is True else args.retry_on_error
+    if args.retry_on_error is not None:  # true: once; false: never (over the study's default)
+        options["retry_on_error"] = int(args.retry_on_error)
     if "cost_limit" in options and "model_cost_config" not in options:
         raise ValueError("--cost-limit needs --model-cost-config (the prices the cost is counted from)")
     return options

@@ -4,34 +4,62 @@ Running the same study again into the same log directory completes only what is
 missing: eval_set pairs every task with its log by a hash of the task, its arguments
 and the model, reuses finished logs and finished samples, and runs the rest. After a
 run, :func:`account` reads the log directory and says which (model, task) cells are
-done and which are missing; logs that a resume superseded do not count as missing.
+done and which are missing, and why; logs that a resume superseded do not count as
+missing.
+
+On a flaky endpoint a study finishes by itself (:data:`RETRY_DEFAULTS`): a sample
+whose call fails for good reruns, the task's other samples run on, and a call that
+hangs is abandoned and retried.
 
 While a study runs, an Inspect hook (:class:`StudyHooks`, public ``inspect_ai.hooks``)
-reports progress when stdout is no terminal (a line per finished task, and the count
-of samples done every ``PROGRESS_EVERY`` seconds), and takes the first interrupt: it
-says at once that the samples in flight are being cancelled, silences the console
-for the rest of the run (Inspect's per-task retry hints and its closing "Completed
-all tasks" line would contradict the study's own verdict), and a second interrupt
-exits at once with the study's resume command.
+reports progress (a line per finished task, one per failure with the provider's
+message, and a count of the samples done at growing intervals: :class:`Progress`),
+and takes the first interrupt: it says at once that the samples in flight are being
+cancelled, silences the console for the rest of the run (Inspect's per-task retry
+hints and its closing "Completed all tasks" line would contradict the study's own
+verdict), and a second interrupt exits at once with the study's resume command.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 import rich
 from inspect_ai import eval_set
-from inspect_ai.hooks import Hooks, RunEnd, RunStart, SampleEnd, TaskEnd, hooks
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from inspect_ai.event import Event, ModelEvent
+from inspect_ai.hooks import (
+    Hooks,
+    ModelRetry,
+    ModelUsageData,
+    RunEnd,
+    RunStart,
+    SampleAttemptEnd,
+    SampleEnd,
+    TaskEnd,
+    TaskStart,
+    hooks,
+)
+from inspect_ai.log import (
+    EvalLog,
+    EvalLogInfo,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample,
+    read_eval_log_sample_summaries,
+)
 from inspect_ai.model import ModelRoles
 from inspect_ai.util import DisplayType
 
@@ -40,50 +68,126 @@ from spatialstale.solvers import AUDITOR_ROLE
 from ._matrix import Cell, Study
 
 PROGRESS_EVERY = 30.0
-"""Seconds between two counts of the samples done, when stdout is no terminal."""
+"""Seconds between two counts of the samples done, at first; the interval then grows
+with the time the study has run (``PROGRESS_GROWTH`` of it), up to ``PROGRESS_EVERY_MAX``,
+so that a two-day study prints about a hundred counts, not thousands."""
+PROGRESS_GROWTH = 0.1
+PROGRESS_EVERY_MAX = 1800.0
+FAILURES_SHOWN = 40
+"""Failure lines printed in a run at most; the closing summary counts them all."""
+GIVE_UP_AFTER = 20
+"""Sample attempts failing in a row, with no model call answered in between, after
+which the study stops: the failure is the setup's (a bad key, a model that does not
+exist, every request rejected), and reruns would only repeat it. (Faults a few percent
+of calls meet fall between answered calls.)"""
 
 
-def run_study(
-    study: Study,
-    *,
-    display: DisplayType = "full",
-    retry_attempts: int | None = None,
-    progress: bool | None = None,
-    resume: str | None = None,
-) -> tuple[bool, list[EvalLog]]:
-    """Run (or resume) the study as one Inspect eval set; returns eval_set's result.
+class StudyStopped(Exception):
+    """The study gave up (``GIVE_UP_AFTER``); the message says why."""
 
-    ``progress``: print a line per finished task and, every ``PROGRESS_EVERY``
-    seconds, the count of samples done; by default when stdout is no terminal (in one,
-    Inspect's display shows progress). ``resume`` is the command a second interrupt
-    prints before it exits.
 
-    Raises:
-        KeyboardInterrupt: when the run was interrupted (Ctrl-C, or SIGTERM/SIGHUP
-            while :func:`interrupts_as_keyboard` is active).
-    """
-    roles: dict[str, Any] = dict(study.model_roles or {})
-    if study.auditor:
-        roles[AUDITOR_ROLE] = study.auditor
-    options = dict(study.options)
-    if retry_attempts is not None:
-        options["retry_attempts"] = retry_attempts
+RETRY_DEFAULTS: Mapping[str, Any] = {
+    "retry_on_error": 10,
+    "continue_on_fail": True,
+    "attempt_timeout": 600,
+}
+"""The study's defaults for a flaky endpoint, each overridden by its option
+(``--retry-on-error N``, ``--no-continue-on-fail``, ``--attempt-timeout S``). A sample
+whose call fails for good (a non-retryable error, or retries run out) reruns from its
+first call, up to 10 times; meanwhile its task's other samples run on, so one error
+cancels nothing in flight; a call that has not answered after 600 s (a hang: API
+clients give up on a request after 600 s themselves) is abandoned and retried. None of
+them costs a healthy provider a call. Inspect's eval set then retries a task that
+still holds an errored sample (10 times, ``--retry-attempts``), reusing its finished
+samples. Figures: docs/study.md, "Errors and retries"."""
+
+Key = tuple[str, str, str]
+"""A cell's (model, task name, task arguments), as its logs record them."""
+
+
+def run_options(study: Study) -> dict[str, Any]:
+    """The keyword arguments the study hands to :func:`inspect_ai.eval_set`: its own
+    options over :data:`RETRY_DEFAULTS`."""
+    options = {**RETRY_DEFAULTS, **study.options}
     if study.shard is not None:
         # the other shards' logs share the directory and are not part of this eval set
         options.setdefault("log_dir_allow_dirty", True)
     # Inspect's control server holds SIGINT and SIGTERM back while it serves, so an
     # interrupted study would run on; without it a signal cancels the run at once.
     options.setdefault("ctl_server", False)
+    return options
+
+
+def retry_summary(options: Mapping[str, Any]) -> str:
+    """The dry run's paragraph on errors: what a study does when calls fail (``options``
+    as :func:`run_options` makes them)."""
+    retries, timeout = options.get("max_retries"), options.get("attempt_timeout")
+    reruns, attempts = options.get("retry_on_error") or 0, options.get("retry_attempts", 10)
+    calls = "without limit" if retries is None else f"up to {retries} times"
+    hang = (
+        "a call that hangs is waited for (--attempt-timeout S abandons it)"
+        if timeout is None
+        else f"a call unanswered after {timeout} s is abandoned and retried (--attempt-timeout)"
+    )
+    rerun = f"reruns from its first call, up to {reruns} times" if reruns else "is not rerun"
+    on = (
+        "its task's other samples running on (--no-continue-on-fail stops them)"
+        if options.get("continue_on_fail")
+        else "its task stopping, with every sample in flight (--continue-on-fail runs them on)"
+    )
+    return (
+        f"Errors: Inspect retries a failed call {calls}, with backoff, when the provider calls its error "
+        f"transient (--max-retries); {hang}; a sample whose call fails for good {rerun} (--retry-on-error), "
+        f"{on}; a task left with an errored sample is retried up to {attempts} times (--retry-attempts), reusing "
+        f"its finished samples; after {GIVE_UP_AFTER} sample attempts in a row fail with no call answered, the "
+        "study gives up. A healthy provider makes no extra call; a rerun repeats the sample's calls (docs/study.md, "
+        "Errors and retries)."
+    )
+
+
+def run_study(
+    study: Study,
+    *,
+    display: DisplayType = "none",
+    retry_attempts: int | None = None,
+    progress: bool | None = None,
+    resume: str | None = None,
+) -> tuple[bool, list[EvalLog]]:
+    """Run (or resume) the study as one Inspect eval set; returns eval_set's result.
+
+    ``display``: Inspect's display; ``none`` (the default) keeps Inspect silent, so
+    the study's own lines are all there is. ``progress``: print a line per finished
+    task and per failure, and counts of the samples done (:class:`Progress`); by
+    default with the display ``none`` or when stdout is no terminal (in one, Inspect's
+    display shows progress). ``resume`` is the command a second interrupt prints
+    before it exits.
+
+    Raises:
+        KeyboardInterrupt: when the run was interrupted (Ctrl-C, or SIGTERM/SIGHUP
+            while :func:`interrupts_as_keyboard` is active).
+        StudyStopped: when the study gave up on a failure of its setup (``GIVE_UP_AFTER``).
+    """
+    roles: dict[str, Any] = dict(study.model_roles or {})
+    if study.auditor:
+        roles[AUDITOR_ROLE] = study.auditor
+    options = run_options(study)
+    if retry_attempts is not None:
+        options["retry_attempts"] = retry_attempts
     model_roles: ModelRoles | None = roles or None
     if progress is None:
-        progress = not sys.stdout.isatty()
+        progress = display == "none" or not sys.stdout.isatty()
     global _WATCH
     _register_hooks()
-    _WATCH = watch = _Watch(study, PROGRESS_EVERY if progress else None, resume)
+    _WATCH = watch = _Watch(study, Progress() if progress else None, resume)
     console = rich.get_console()
     quiet = console.quiet
+    # Inspect makes the console quiet for display "none" only when its display first
+    # starts in a process: a second run in the process (the demo's second eval set)
+    # would print every task's result panel, and the hooks' banner, without this.
+    console.quiet = quiet or display == "none"
+    watch.start()
     try:
-        return eval_set(
+        result = eval_set(
             [spec.task() for spec in study.tasks],
             log_dir=study.log_dir,
             model=list(study.models),
@@ -91,48 +195,236 @@ def run_study(
             display=display,
             **options,
         )
+    except KeyboardInterrupt:
+        if watch.stopping is None:
+            raise
+        result = (False, [])
     finally:
+        watch.stop()
         watch.give_back_sigint()
         _WATCH = None
         console.quiet = quiet
+    if watch.stopping is not None:
+        raise StudyStopped(watch.stopping)
+    return result
+
+
+_RETRY_ERROR = re.compile(r"RetryError[\[(]<Future .* raised (\w+)>[\])]")
+_REPR = re.compile(r"(\w+)\((['\"])(.*)\2\)")
+MESSAGE_CHARS = 240
+"""A provider's message is cut to this many characters on a line of the study's."""
+
+
+def error_line(message: str, events: Sequence[Event] = ()) -> str:
+    """A sample's error as one line for the study's output: the first line of its
+    message (``BadRequestError('Error code: 400 - …')`` read as ``BadRequestError:
+    Error code: 400 - …``). Where Inspect's retries of a call ran out, the message is
+    tenacity's bare ``RetryError(<Future … raised X>)``: the provider's own error is
+    then the failed call's, in the sample's ``events`` when they are given (``X:
+    Connection error. (retries ran out)``), else ``X (retries ran out)``."""
+    if retry := _RETRY_ERROR.fullmatch(message.strip()):
+        kind = retry[1]
+        errors = [event.error for event in events if isinstance(event, ModelEvent) and event.error]
+        # the calls the failure cancelled (an audit's other batches) say so; the failed one is the cause
+        cause = ([error for error in errors if "cancelled" not in error] or errors or [kind])[-1]
+        message = f"{cause if cause.startswith(kind) else f'{kind}: {cause}'} (retries ran out)"
+    first = next((line.strip() for line in message.splitlines() if line.strip()), "unknown error")
+    if match := _REPR.match(first):
+        first = f"{match[1]}: {match[3]}{first[match.end() :]}"
+    return first if len(first) <= MESSAGE_CHARS else first[: MESSAGE_CHARS - 1] + "…"
+
+
+@dataclass
+class Progress:
+    """When the next count of the samples done is due: every ``PROGRESS_EVERY``
+    seconds at first, then a ``PROGRESS_GROWTH`` share of the time run so far, at
+    most ``PROGRESS_EVERY_MAX``."""
+
+    started: float = field(default_factory=time.monotonic)
+    last: float = field(default_factory=time.monotonic)
+
+    def interval(self, now: float) -> float:
+        return min(PROGRESS_EVERY_MAX, max(PROGRESS_EVERY, PROGRESS_GROWTH * (now - self.started)))
+
+    def due(self, now: float) -> bool:
+        if now - self.last < self.interval(now):
+            return False
+        self.last = now
+        return True
+
+
+def _key_of(model: str, task: str, args: Mapping[str, Any]) -> Key:
+    return (model, task.rsplit("/", 1)[-1], json.dumps(args, sort_keys=True))
 
 
 class _Watch:
-    """The running study, as its hook sees it: progress counts and the interrupt."""
+    """The running study, as its hook sees it: progress counts, failures and the interrupt.
 
-    def __init__(self, study: Study, every: float | None, resume: str | None) -> None:
-        self.every = every
+    Samples count as done once per (cell, sample id, epoch) when they end without an
+    error, or all of a cell's when its log succeeds; those finished by earlier runs (a
+    resume's) count from the start. So the count never exceeds the study's samples,
+    whatever the errors, reruns and eval-set retries.
+    """
+
+    def __init__(self, study: Study, progress: Progress | None, resume: str | None) -> None:
+        self.progress = progress
         self.resume = resume
         self.cells = {cell.key: cell for cell in study.cells}
         self.tasks_total = len(study.cells)
         self.samples_total = sum(cell.spec.records for cell in study.cells)
-        self.tasks_done = 0
-        self.samples_done = 0
-        if every is not None:  # a resume: what earlier runs finished counts as done
-            done = account(study).done
-            self.tasks_done = len(done)
-            self.samples_done = sum(cell.spec.records for cell in done)
-        self.last = time.monotonic()
+        self.complete: set[Key] = set()
+        self.finished: dict[Key, set[tuple[str, int]]] = {key: set() for key in self.cells}
+        self.earlier = 0
+        if progress is not None:  # a resume: what earlier runs finished counts as done
+            accounting = account(study)
+            self.complete = {cell.key for cell in accounting.done}
+            for key, samples in accounting.finished.items():
+                self.finished[key] |= samples
+            self.earlier = self.samples_done()
+        self.tasks: dict[str, Key] = {}
+        """The cell of each task attempt (Inspect's eval id) of this run."""
+        self.continue_on_fail = bool(run_options(study).get("continue_on_fail"))
+        self.errors: dict[str, tuple[int, str]] = {}
+        """Each task attempt's errored samples: how many, and the first one's message."""
+        self.failures: set[tuple[Key, str]] = set()
+        self.calls_retried: Counter[str] = Counter()
+        self.reruns = 0
+        self.last_error: str | None = None
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.failing = 0
+        """Sample attempts failed since a model call last answered."""
+        self.stopping: str | None = None
+        """Why the study gives up, once it does."""
         self.interrupts = 0
         self.inner: Callable[[int, FrameType | None], Any] | None = None
 
+    def samples_done(self) -> int:
+        return sum(
+            self.cells[key].spec.records if key in self.complete else min(len(samples), self.cells[key].spec.records)
+            for key, samples in self.finished.items()
+        )
+
     def counts(self) -> str:
-        return f"{self.tasks_done}/{self.tasks_total} tasks, {self.samples_done:,}/{self.samples_total:,} samples done"
+        earlier = f" ({self.earlier:,} by earlier runs)" if self.earlier else ""
+        return (
+            f"{len(self.complete)}/{self.tasks_total} tasks, {self.samples_done():,}/{self.samples_total:,} samples "
+            f"done{earlier}"
+        )
 
-    def sample_done(self) -> None:
-        self.samples_done += 1
-        if self.every is not None and not self.interrupts and time.monotonic() - self.last >= self.every:
-            self.last = time.monotonic()
-            print(f"study: {self.counts()}", flush=True)
+    def retried(self) -> str:
+        """The retries so far, when there were any: calls by cause, sample reruns."""
+        if not self.calls_retried and not self.reruns:
+            return ""
+        calls = sum(self.calls_retried.values())
+        causes = ", ".join(f"{cause} x{n:,}" for cause, n in self.calls_retried.most_common(3))
+        parts = [f"{calls:,} calls retried ({causes})"] if calls else []
+        if self.reruns:
+            parts.append(f"{self.reruns:,} samples rerun")
+        last = f"; last error: {self.last_error}" if self.last_error else ""
+        return f"; so far {' and '.join(parts)}{last}"
 
-    def task_done(self, log: EvalLog) -> None:
-        key = (log.eval.model, log.eval.task.rsplit("/", 1)[-1], json.dumps(log.eval.task_args_passed, sort_keys=True))
-        cell = self.cells.get(key)
-        if log.status == "success":
-            self.tasks_done += 1
-        if self.every is not None and not self.interrupts:
-            name = cell.name if cell is not None else f"{log.eval.model}: {log.eval.task}"
-            print(f"study: {name}: {log.status}; {self.counts()}", flush=True)
+    def say(self, line: str) -> None:
+        if self.progress is not None and not self.interrupts:
+            # one write per line: the counts come from a thread of their own
+            sys.stdout.write(f"study: {line}\n")
+            sys.stdout.flush()
+
+    def start(self) -> None:
+        """Print the count when due, from a thread of its own: a study whose calls all
+        wait on retries finishes no sample that could trigger it."""
+        if self.progress is None:
+            return
+        self.thread = threading.Thread(target=self._tick, name="spatialstale-progress", daemon=True)
+        self.thread.start()
+
+    def _tick(self) -> None:
+        assert self.progress is not None
+        while not self.stopped.wait(min(1.0, max(PROGRESS_EVERY, 0.05))):
+            with self.lock:
+                if self.progress.due(time.monotonic()):
+                    self.say(self.counts() + self.retried())
+
+    def stop(self) -> None:
+        """Stop the counts; a last one when errors were retried, so the run's retries
+        are told however short it was."""
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+            if self.retried():
+                self.say(self.counts() + self.retried())
+
+    def task_started(self, eval_id: str, key: Key) -> None:
+        if key in self.cells:
+            self.tasks[eval_id] = key
+
+    def sample_done(self, eval_id: str, sample_id: str | int, epoch: int, error: str | None) -> None:
+        key = self.tasks.get(eval_id)
+        if key is None:
+            return
+        with self.lock:
+            if error is None:
+                self.finished[key].add((str(sample_id), epoch))
+            else:
+                errored, first = self.errors.get(eval_id, (0, error))
+                self.errors[eval_id] = (errored + 1, first)
+                self.last_error = error
+                if not errored and not self.continue_on_fail:  # the task stops here: no task end follows
+                    self.failed(key, f"failed: sample {sample_id}: ", error)
+            if self.progress is not None and self.progress.due(time.monotonic()):
+                self.say(self.counts() + self.retried())
+
+    def failed(self, key: Key, what: str, message: str) -> None:
+        """A line for a failed task, once per cell and message (an eval-set retry that
+        fails as the attempt before says nothing new), at most ``FAILURES_SHOWN`` in a
+        run; the closing summary counts them all."""
+        if (key, message) in self.failures:
+            return
+        self.failures.add((key, message))
+        if len(self.failures) <= FAILURES_SHOWN:
+            self.say(f"{self.cells[key].name}: {what}{message}")
+        elif len(self.failures) == FAILURES_SHOWN + 1:
+            self.say(f"more than {FAILURES_SHOWN} failures: the next are not shown (the closing lines count them)")
+
+    def task_done(self, eval_id: str, log: EvalLog) -> None:
+        key = self.tasks.get(eval_id) or _key_of(log.eval.model, log.eval.task, log.eval.task_args_passed)
+        if key not in self.cells:
+            return
+        with self.lock:
+            if log.status == "success":
+                self.complete.add(key)
+                self.say(f"{self.cells[key].name}: success; {self.counts()}")
+                return
+            errored, first = self.errors.get(eval_id, (0, None))
+            message = first or (error_line(log.error.message) if log.error else log.status)
+            samples = f" ({errored} of {self.cells[key].spec.records} samples errored)" if errored else ""
+            self.failed(key, f"failed{samples}: ", message)
+
+    def call_retried(self, data: ModelRetry) -> None:
+        cause = f"HTTP {data.status_code}" if data.status_code else (data.exception_type or "error")
+        with self.lock:
+            self.calls_retried[cause] += 1
+
+    def attempt_failed(self, error: str, will_retry: bool) -> None:
+        """A sample attempt ended in an error; the study gives up after ``GIVE_UP_AFTER``
+        of them in a row with no model call answered in between."""
+        with self.lock:
+            self.reruns += will_retry
+            self.last_error = error
+            self.failing += 1
+            if self.failing < GIVE_UP_AFTER or self.stopping is not None:
+                return
+            self.stopping = (
+                f"{self.failing} sample attempts in a row failed, no model call answered in between: {error}"
+            )
+        self.say(f"giving up: {self.stopping}")
+        if callable(signal.getsignal(signal.SIGINT)):  # the run's own handler cancels it, as Ctrl-C does
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def call_answered(self) -> None:
+        self.failing = 0
 
     def take_sigint(self) -> None:
         """Put :meth:`on_sigint` before whoever handles SIGINT in this run (asyncio's
@@ -149,6 +441,11 @@ class _Watch:
 
     def on_sigint(self, number: int, frame: FrameType | None) -> None:
         self.interrupts += 1
+        if self.interrupts == 1 and self.stopping is not None:  # the study gives up (attempt_failed)
+            rich.get_console().quiet = True
+            if self.inner is not None:
+                self.inner(number, frame)
+            return
         if self.interrupts == 1:
             print(
                 "study: interrupted: cancelling the samples in flight and saving their logs "
@@ -194,13 +491,31 @@ class StudyHooks(Hooks):
         if _WATCH is not None:
             _WATCH.give_back_sigint()
 
+    async def on_task_start(self, data: TaskStart) -> None:
+        if _WATCH is not None:
+            _WATCH.task_started(data.eval_id, _key_of(data.spec.model, data.spec.task, data.spec.task_args_passed))
+
     async def on_task_end(self, data: TaskEnd) -> None:
         if _WATCH is not None:
-            _WATCH.task_done(data.log)
+            _WATCH.task_done(data.eval_id, data.log)
 
     async def on_sample_end(self, data: SampleEnd) -> None:
         if _WATCH is not None:
-            _WATCH.sample_done()
+            sample = data.sample
+            error = error_line(sample.error.message, sample.events) if sample.error else None
+            _WATCH.sample_done(data.eval_id, sample.id, sample.epoch, error)
+
+    async def on_sample_attempt_end(self, data: SampleAttemptEnd) -> None:
+        if _WATCH is not None and data.error is not None:
+            _WATCH.attempt_failed(error_line(data.error.message), data.will_retry)
+
+    async def on_model_usage(self, data: ModelUsageData) -> None:
+        if _WATCH is not None:
+            _WATCH.call_answered()
+
+    async def on_model_retry(self, data: ModelRetry) -> None:
+        if _WATCH is not None:
+            _WATCH.call_retried(data)
 
 
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
@@ -230,15 +545,34 @@ def interrupts_as_keyboard() -> Iterator[list[signal.Signals]]:
             signal.signal(sig, old)
 
 
+class Missing(NamedTuple):
+    """A cell without a successful log: the state of its newest log (``no log`` when
+    none) and why it is not done, in one line."""
+
+    cell: Cell
+    state: str
+    cause: str
+
+
+STATE_CAUSES = {
+    "no log": "not run",
+    "started": "stopped while running (the process was killed)",
+    "cancelled": "cancelled (interrupted)",
+}
+"""Why a cell is missing, by the state of its newest log, where no error says it."""
+
+
 @dataclass(frozen=True)
 class Accounting:
     """Which cells of a study have a successful log in its log directory."""
 
     done: tuple[Cell, ...]
-    missing: tuple[tuple[Cell, str], ...]
-    """Each missing cell with the state of its newest log (``no log`` when none)."""
+    missing: tuple[Missing, ...]
     superseded: int
     """Logs of done cells that a later run replaced (cancelled, error or stopped)."""
+    finished: Mapping[Key, frozenset[tuple[str, int]]] = field(default_factory=dict)
+    """The samples (id, epoch) that ended without an error in the logs of missing
+    cells: a resume reuses them."""
 
     @property
     def complete(self) -> bool:
@@ -251,9 +585,11 @@ def account(study: Study) -> Accounting:
     A cell is done when some log of it has status ``success``. Logs of the same cell
     that were cancelled, errored or never finished (a killed process leaves
     ``started``) and then completed by a resume are counted as superseded, never as
-    missing work. Logs of other studies or shards in the directory are ignored.
+    missing work. Logs of other studies or shards in the directory are ignored. A
+    missing cell's cause is its newest log's error (its first errored sample's,
+    :func:`error_line`), else what its state says (:data:`STATE_CAUSES`).
     """
-    states: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    logs: dict[Key, list[tuple[str, str, EvalLogInfo, EvalLog]]] = {}
     try:
         infos = list_eval_logs(study.log_dir)
     except FileNotFoundError:
@@ -263,16 +599,47 @@ def account(study: Study) -> Accounting:
             log = read_eval_log(info, header_only=True)
         except Exception:  # an unreadable file is no cell's log
             continue
-        key = (log.eval.model, log.eval.task.rsplit("/", 1)[-1], json.dumps(log.eval.task_args_passed, sort_keys=True))
-        states.setdefault(key, []).append((log.eval.created, log.status))
+        key = _key_of(log.eval.model, log.eval.task, log.eval.task_args_passed)
+        logs.setdefault(key, []).append((log.eval.created, log.status, info, log))
     done: list[Cell] = []
-    missing: list[tuple[Cell, str]] = []
+    missing: list[Missing] = []
+    finished: dict[Key, frozenset[tuple[str, int]]] = {}
     superseded = 0
     for cell in study.cells:
-        logs = sorted(states.get(cell.key, []))
-        if any(status == "success" for _, status in logs):
+        attempts = sorted(logs.get(cell.key, []), key=lambda attempt: attempt[0])
+        if any(status == "success" for _, status, _, _ in attempts):
             done.append(cell)
-            superseded += sum(status != "success" for _, status in logs)
-        else:
-            missing.append((cell, logs[-1][1] if logs else "no log"))
-    return Accounting(tuple(done), tuple(missing), superseded)
+            superseded += sum(status != "success" for _, status, _, _ in attempts)
+            continue
+        samples: set[tuple[str, int]] = set()
+        for _, _, info, _ in attempts:
+            samples |= {(str(s.id), s.epoch) for s in _summaries(info) if s.error is None}
+        finished[cell.key] = frozenset(samples)
+        if not attempts:
+            missing.append(Missing(cell, "no log", STATE_CAUSES["no log"]))
+            continue
+        _, status, info, log = attempts[-1]
+        missing.append(Missing(cell, status, _cause(status, info, log)))
+    return Accounting(tuple(done), tuple(missing), superseded, finished)
+
+
+def _summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
+    try:
+        return list(read_eval_log_sample_summaries(info))
+    except Exception:  # a log a killed process left half written holds none to read
+        return []
+
+
+def _cause(status: str, info: EvalLogInfo, log: EvalLog) -> str:
+    if status != "error":
+        return STATE_CAUSES.get(status, status)
+    errored = next((s for s in _summaries(info) if s.error), None)
+    if errored is None or errored.error is None:
+        return error_line(log.error.message) if log.error else "error"
+    events: Sequence[Event] = ()
+    if _RETRY_ERROR.fullmatch(errored.error.strip()):
+        try:  # the provider's own message is in the failed call's model event
+            events = read_eval_log_sample(info, errored.id, errored.epoch).events
+        except Exception:
+            events = ()
+    return error_line(errored.error, events)

@@ -61,6 +61,9 @@ def slowagent() -> type[SlowAgentAPI]:
 
 
 ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = shlex.quote(str(Path(sys.executable).parent.absolute() / "spatialstale"))
+"""How a resume command names the ``spatialstale`` script of a study run from the tests
+(``python -c``, or pytest in-process): its full path beside the interpreter."""
 SESSION_ENV = dict(os.environ)
 SLOW = 1.0
 """Seconds each call of an interrupted study waits: the navigation task's episodes then
@@ -216,8 +219,11 @@ def test_progress_lines_without_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("spatialstale.study._run.PROGRESS_EVERY", 0.0)  # a count after every sample
+    monkeypatch.setattr("spatialstale.study._run.PROGRESS_GROWTH", 0.0)
     assert main([*BASE, "-M", "delay=0", "--log-dir", str(tmp_path / "logs")]) == 0
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("study: ")]
+    assert said[0].startswith("study: if it stops, this command resumes it: ")
+    said = said[1:]
     finished = [line for line in said if ": success; " in line]
     assert sorted(line.split(": success; ")[0] for line in finished) == [
         "study: slowagent/observer: detection L1 text B=10",
@@ -226,7 +232,7 @@ def test_progress_lines_without_a_terminal(
     ]
     assert finished[-1].endswith("; 3/3 tasks, 6/6 samples done")
     counts = [line for line in said if line not in finished]
-    assert counts and all(re.fullmatch(r"study: [0-3]/3 tasks, [1-6]/6 samples done", line) for line in counts)
+    assert counts and all(re.fullmatch(r"study: [0-3]/3 tasks, [0-6]/6 samples done", line) for line in counts)
     assert re.fullmatch(r"study: [0-3]/3 tasks, 6/6 samples done", counts[-1])
 
 
@@ -246,7 +252,10 @@ def test_a_log_dir_of_another_matrix_takes_the_flag_the_hint_names(
     assert main([*argv, *hinted]) == 0
     out = capsys.readouterr().out
     assert re.search(
-        r"^study: slowagent/observer: navigation L1 text \w+: success; 3/3 tasks, 6/6 samples done$", out, re.M
+        r"^study: slowagent/observer: navigation L1 text \w+: success; 3/3 tasks, 6/6 samples done "
+        r"\(2 by earlier runs\)$",
+        out,
+        re.M,
     )
     assert _last_line(out).startswith("study complete: 3 of 3 task logs in ")
 
@@ -262,7 +271,7 @@ def test_interrupted_study_says_so_and_the_same_command_resumes(
     last = _last_line(output)
     assert code == status, output[-3000:]
     assert last.startswith(f"study interrupted ({sig.name}): ")
-    assert last.endswith("resume with: spatialstale " + shlex.join(argv))
+    assert last.endswith(f"resume with: {SCRIPT} {shlex.join(argv)}")
     # said at once, once; one resume command; nothing of Inspect's contradicts it
     said = [line for line in output.splitlines() if line.startswith("study: interrupted: ")]
     assert said == [
@@ -302,7 +311,7 @@ def test_a_second_interrupt_stops_at_once_with_the_resume_command(tmp_path: Path
     assert "Traceback" not in output and output.count("resume with:") == 1
     assert _last_line(output) == (
         "study interrupted (SIGINT): stopped at once, the samples in flight not saved; "
-        f"resume with: spatialstale {shlex.join(argv)}"
+        f"resume with: {SCRIPT} {shlex.join(argv)}"
     )
 
 
@@ -350,12 +359,14 @@ def test_failed_study_is_incomplete_and_names_the_missing_cells(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     log_dir = tmp_path / "logs"
-    argv = [*BASE, "-M", "fail=true", "--retry-attempts", "0", "--log-dir", str(log_dir)]
+    # no reruns: six failed sample attempts, too few for the study to give up (tests/study/test_faults.py)
+    argv = [*BASE, "-M", "fail=true", "--retry-attempts", "0", "--retry-on-error", "0", "--log-dir", str(log_dir)]
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert "  missing: slowagent/observer: detection L1 text B=10 (error)" in out
+    assert out.splitlines()[-2] == "  3 cells missing: RuntimeError: the model server went away"
     assert _last_line(out) == (
-        f"study incomplete: 3 of 3 task logs missing in {log_dir}; resume with: spatialstale {shlex.join(argv)}"
+        f"study incomplete: 3 of 3 task logs missing in {log_dir}; resume with: {SCRIPT} {shlex.join(argv)}"
     )
 
 
