@@ -32,7 +32,7 @@ from ._calls import (
     TokenCount,
     chars_over_four,
 )
-from ._matrix import Study, TaskSpec, beyond_paper
+from ._matrix import Study, TaskSpec, beyond_paper, skipped_lines
 from ._options import read_config_file
 from ._prices import PRICES_AS_OF, Caching, built_in_price, caching_of
 
@@ -515,6 +515,7 @@ def format_plan(
         f"  all: {len(rows)} task logs, {samples:,} samples ({records:,} sample records with the navigation "
         f"epochs), into {study.log_dir}"
     )
+    out.extend("  " + line for line in skipped_lines(study.skipped))
     total_calls = sum(calls.calls for calls, _ in per_model(rows).values())
     total = max([*walls, total_calls * HARNESS_SECONDS_PER_CALL])
     if len(walls) > 1:
