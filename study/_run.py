@@ -37,6 +37,7 @@ from inspect_ai.util import DisplayType
 
 from spatialstale.solvers import AUDITOR_ROLE
 
+from ._concurrency import tasks_at_once
 from ._matrix import Cell, Study
 
 PROGRESS_EVERY = 30.0
@@ -66,6 +67,8 @@ def run_study(
     if study.auditor:
         roles[AUDITOR_ROLE] = study.auditor
     options = dict(study.options)
+    # the samples in flight set the peak memory (_concurrency)
+    options.setdefault("max_tasks", tasks_at_once(study))
     if retry_attempts is not None:
         options["retry_attempts"] = retry_attempts
     if study.shard is not None:
