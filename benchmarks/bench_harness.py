@@ -31,8 +31,8 @@ its log, transcript and realtime buffer). It prints:
 - **log bytes per sample** of each run.
 
 Each measured run (task or baseline) starts after a full garbage collection, so none
-pays for an earlier run's garbage. The suite's tasks freeze the interpreter's start-up
-heap out of the cycle collector when their first sample starts
+pays for an earlier run's garbage. The suite's first task freezes the interpreter's
+start-up heap out of the cycle collector when it is made, before any sample
 (``spatialstale.solvers._heap``); run with ``SPATIALSTALE_GC_FREEZE=0`` to measure
 without that.
 

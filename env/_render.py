@@ -132,48 +132,66 @@ def _font() -> ImageFont.ImageFont:
     return ImageFont.load_default_imagefont()
 
 
-BASE_CACHE_BYTES = 64 * 1024 * 1024
-"""Pixel bytes of agent-free renderings kept for reuse (151 grids at n=8, 9 at
-n=32): an episode redraws only the agent until its grid changes."""
+BASE_CACHE_BYTES = 16 * 1024 * 1024
+"""Bytes of agent-free renderings kept for reuse, at a byte a pixel (palette images):
+113 grids at n=8, 7 at n=32."""
+SEEN_KEYS = 4096
+"""Grids remembered as drawn once: a grid is kept only when it is drawn again."""
 
 
 class _BaseCache:
-    """Agent-free renderings by (grid, cell size), least recently used first out."""
+    """Agent-free renderings by (grid, cell size), least recently used first out.
 
-    def __init__(self, budget: int) -> None:
+    A grid drawn for the first time is not kept, only remembered: a detection window's
+    grid is drawn once (its PNG is then reused, ``png_data_uri``), while a navigation
+    episode draws its grid at every step until it changes. So only grids drawn twice
+    take room, and a run without them leaves the cache empty.
+    """
+
+    def __init__(self, budget: int, seen: int = SEEN_KEYS) -> None:
         self.budget = budget
         self.images: OrderedDict[tuple[Grid, int], Image.Image] = OrderedDict()
+        self.seen: OrderedDict[tuple[Grid, int], None] = OrderedDict()
+        self.seen_limit = seen
         self.used = 0
         self.lock = threading.Lock()
 
     def copy_of(self, grid: Grid, cell_px: int) -> Image.Image:
-        """A copy of the grid's agent-free rendering, drawn on a miss."""
+        """An RGB copy of the grid's agent-free rendering, drawn on a miss."""
         key = (grid, cell_px)
         with self.lock:
             base = self.images.get(key)
             if base is not None:
                 self.images.move_to_end(key)
-                return base.copy()
+                return base.convert("RGB")
+            again = key in self.seen
+            if not again:
+                self.seen[key] = None
+                if len(self.seen) > self.seen_limit:
+                    self.seen.popitem(last=False)
         base = _draw_base(grid, cell_px)
-        with self.lock:
-            if key not in self.images:
-                self.images[key] = base
-                self.used += _pixel_bytes(base)
-            while self.used > self.budget and len(self.images) > 1:
-                _, evicted = self.images.popitem(last=False)
-                self.used -= _pixel_bytes(evicted)
-        return base.copy()
+        if again:
+            with self.lock:
+                if key not in self.images:
+                    self.images[key] = base
+                    self.used += _pixel_bytes(base)
+                    self.seen.pop(key, None)
+                while self.used > self.budget and len(self.images) > 1:
+                    _, evicted = self.images.popitem(last=False)
+                    self.used -= _pixel_bytes(evicted)
+        return base.convert("RGB")
 
 
 def _pixel_bytes(image: Image.Image) -> int:
-    return len(image.getbands()) * image.width * image.height
+    return len(image.getbands()) * image.width * image.height  # a palette image: one band
 
 
 def _draw_base(grid: Grid, cell_px: int) -> Image.Image:
     """Cells, coordinate labels and grid lines: everything but the agent."""
     size = len(grid)
     side = size * cell_px
-    image = Image.new("RGB", (side, side), LINE_COLOUR)
+    # a palette image (a byte a pixel; a dozen colours, no antialiasing): a third of RGB
+    image = Image.new("P", (side, side), LINE_COLOUR)
     draw = ImageDraw.Draw(image)
     font = _font()
     for r in range(size):

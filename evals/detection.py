@@ -8,7 +8,7 @@ from inspect_ai.log import HeadlineMetric
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
 from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, stale_f1
-from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect
+from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect, freeze_startup_heap
 
 VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -89,6 +89,7 @@ def detection(
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
     """
     settings = DetectionSettings.read(locals())
+    freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=grid_samples(settings, task="Audit the memory of"),
         solver=detect(

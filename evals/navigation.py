@@ -8,7 +8,7 @@ from inspect_ai.log import HeadlineMetric
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
 from spatialstale.scorers import episode_outcome
-from spatialstale.solvers import DEFAULT_PROMPTS, NavigationSettings, navigate
+from spatialstale.solvers import DEFAULT_PROMPTS, NavigationSettings, freeze_startup_heap, navigate
 
 VERSION = 5
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -142,6 +142,7 @@ def navigation(
         inspect eval spatialstale/navigation --model spatialstale/credulous -T regime=L2 -T strategies=nofilter,omcd
     """
     settings = NavigationSettings.read(locals())
+    freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=navigation_samples(settings),
         solver=navigate(

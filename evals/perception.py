@@ -8,7 +8,7 @@ from inspect_ai.log import HeadlineMetric
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, perception_probe
+from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, freeze_startup_heap, perception_probe
 
 VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -72,6 +72,7 @@ def perception(
         inspect eval spatialstale/perception --model spatialstale/observer -T modality=vision -T n_seeds=5
     """
     settings = PerceptionSettings.read(locals())
+    freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=grid_samples(settings, task="Read the grid of"),
         solver=perception_probe(

@@ -17,6 +17,7 @@ from ._detection import DETECTION_STORE_KEY, detect
 from ._edits import EDIT_JUDGMENTS, edit_claim, edit_counts, judge_edit
 from ._episode import OUTCOMES, Episode, StepRecord
 from ._errors import TaskParameterError
+from ._heap import freeze_startup_heap
 from ._navigation import EPISODE_STORE_KEY, navigate, run_episode
 from ._plugins import ENTRY_POINT_GROUP, installed_plugins, make_strategy, resolve_strategy
 from ._probe import perception_probe
@@ -123,6 +124,7 @@ __all__ = [
     "detection_windows",
     "edit_claim",
     "edit_counts",
+    "freeze_startup_heap",
     "installed_plugins",
     "judge_edit",
     "make_strategy",

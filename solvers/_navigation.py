@@ -19,7 +19,6 @@ from spatialstale.env import (
 from ._answers import ActionParse, read_action
 from ._cost import CallCost, counting, record_call
 from ._episode import Episode, StepRecord, step_table, take_step
-from ._heap import freeze_startup_heap
 from ._plugins import make_strategy
 from ._prompts import (
     DEFAULT_AUDIT_PROMPT,
@@ -172,7 +171,6 @@ def navigate(
     sight = Sight(modality, observation)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        freeze_startup_heap()
         instance = instance_of(state)
         context = StrategyContext(
             instance=instance,

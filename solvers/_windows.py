@@ -17,7 +17,6 @@ from inspect_ai.util import span
 
 from spatialstale.env import Grid, Instance
 
-from ._heap import freeze_startup_heap
 from ._sample import auditor_model, instance_of, limit_errors, limit_reason
 
 
@@ -63,7 +62,6 @@ def window_solve(
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        freeze_startup_heap()
         instance = instance_of(state)
         model = auditor_model(role)
         plan = detection_windows(instance)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._calls import IMAGE_TOKENS, Calls
     from ._estimate import TaskEstimate, estimate_task, plan
-    from ._matrix import Cell, Shard, Study, TaskSpec, study_seeds, study_tasks
+    from ._matrix import Cell, Matrix, Shard, Skipped, Study, TaskSpec, study_matrix, study_seeds, study_tasks
     from ._run import account, run_study
 
 _SOURCES = {
@@ -27,6 +27,9 @@ _SOURCES = {
     "estimate_task": "_estimate",
     "plan": "_estimate",
     "Cell": "_matrix",
+    "Matrix": "_matrix",
+    "Skipped": "_matrix",
+    "study_matrix": "_matrix",
     "Shard": "_matrix",
     "Study": "_matrix",
     "TaskSpec": "_matrix",
@@ -40,7 +43,9 @@ __all__ = [
     "IMAGE_TOKENS",
     "Calls",
     "Cell",
+    "Matrix",
     "Shard",
+    "Skipped",
     "Study",
     "TaskEstimate",
     "TaskSpec",
@@ -48,6 +53,7 @@ __all__ = [
     "estimate_task",
     "plan",
     "run_study",
+    "study_matrix",
     "study_seeds",
     "study_tasks",
 ]

@@ -191,8 +191,7 @@ def _study_options(study: argparse.ArgumentParser) -> None:
         assert axis.flag is not None
         values = f" ({', '.join(axis.values)})" if axis.values else ""
         study.add_argument(
-            axis.flag,
-            "--" + axis.name.replace("_", "-"),
+            *dict.fromkeys((axis.flag, "--" + axis.name.replace("_", "-"))),  # --view-radii, --view-radius
             dest=axis.name,
             type=_names,
             default=[axis.show(axis.value)],
@@ -245,7 +244,7 @@ def _study_from(args: argparse.Namespace) -> Study:
     from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
     from spatialstale.solvers import DetectionSettings, NavigationSettings
 
-    from ._matrix import Shard, Study, study_seeds, study_tasks
+    from ._matrix import Shard, Study, study_matrix, study_seeds
     from ._options import eval_set_options, model_roles
 
     chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
@@ -255,7 +254,7 @@ def _study_from(args: argparse.Namespace) -> Study:
     shard = Shard.parse(args.shard) if args.shard else None
     if shard is not None:
         seeds = shard.seeds(seeds)
-    tasks = study_tasks(
+    matrix = study_matrix(
         seeds=seeds,
         regimes=chosen,
         modalities=_read(_axis(DetectionSettings, "modality"), args.modalities),
@@ -271,7 +270,7 @@ def _study_from(args: argparse.Namespace) -> Study:
         navigation_on=not args.no_navigation,
         axes={name: _read(axis, getattr(args, name)) for name, axis in _beyond_paper().items()},
     )
-    if not tasks:
+    if not matrix.tasks:
         raise ValueError("nothing to run: both detection and navigation are off")
     models = tuple(dict.fromkeys(args.model))
     roles = model_roles(args, args.auditor) or {}
@@ -279,12 +278,13 @@ def _study_from(args: argparse.Namespace) -> Study:
     auditor = roles.pop("auditor") if isinstance(roles.get("auditor"), str) else None
     return Study(
         models,
-        tasks,
+        matrix.tasks,
         auditor=auditor,
         log_dir=args.log_dir.rstrip("/") or args.log_dir,
         options=eval_set_options(args),
         model_roles=roles or None,
         shard=shard,
+        skipped=matrix.skipped,
     )
 
 

@@ -32,7 +32,8 @@ from ._calls import (
     TokenCount,
     chars_over_four,
 )
-from ._matrix import Study, TaskSpec, beyond_paper
+from ._concurrency import ADAPTIVE_CONNECTIONS, memory_line, tasks_at_once
+from ._matrix import Study, TaskSpec, beyond_paper, skipped_lines
 from ._options import read_config_file
 from ._prices import PRICES_AS_OF, Caching, built_in_price, caching_of
 
@@ -269,14 +270,9 @@ REFERENCE_PROVIDER = "spatialstale"
 HARNESS_SECONDS_PER_CALL = 0.008
 """The suite's CPU a call in its one process (docs/performance.md, "CPU per call"):
 a floor on wall time whatever the latency and connections."""
-ADAPTIVE_CONNECTIONS = (10, 20, 100)
-"""Inspect's adaptive connections per model when ``--max-connections`` is not given
-(``inspect_ai.util.AdaptiveConcurrency``: min, start, max; inspect_ai 0.3.285)."""
 NEAR_MINIMUM = 1.15
 """Cached prefixes averaging under this many times the minimum are flagged: characters/4
 is not the model's tokenizer, so they may not reach it."""
-EVAL_SET_MAX_TASKS = 10
-"""``eval_set`` runs ``max(models, 10)`` tasks at once unless ``--max-tasks`` is given."""
 
 
 def latency_of(model: str, latency: float | None) -> float:
@@ -308,13 +304,13 @@ def wall_time(
     bounds: its calls spread over ``connections``; its tasks' sequential round trips
     (an episode's steps go one after another, an audit's batches together) spread over
     the samples in flight (``max_samples`` a task, else as many as connections, on
-    ``max_tasks`` tasks at once); one sample's round trips end to end; the harness's
-    CPU a call."""
+    ``max_tasks`` of its tasks at once, else all); one sample's round trips end to end;
+    the harness's CPU a call."""
     served = per_model(rows).get(model, (Calls(), True))[0]
     own = [r.estimate for r in rows if r.model == model]
     records = sum(e.spec.records for e in own)
     rounds = sum(e.total.rounds for e in own)
-    tasks = min(len(own), max_tasks or max(len({r.model for r in rows}), EVAL_SET_MAX_TASKS))
+    tasks = min(len(own), max_tasks or len(own))
     in_flight = max(1, min(records, tasks * (max_samples or connections)))
     longest = max((e.total.rounds / e.spec.records for e in own if e.spec.records), default=0.0)
     bounds = {
@@ -484,7 +480,11 @@ def format_plan(
         found = price_of(model, prices)
         out.extend("    " + line for line in _cost_lines(calls, found, _caching(model, calls, cache_prompt)))
         seconds = latency_of(model, latency)
-        limits = {"max_samples": study.options.get("max_samples"), "max_tasks": study.options.get("max_tasks")}
+        # the eval set's tasks at once are shared among the models
+        limits = {
+            "max_samples": study.options.get("max_samples"),
+            "max_tasks": max(1, tasks_at_once(study) // len(study.models)),
+        }
         if connections:
             wall = wall_time(rows, model, latency=seconds, connections=connections, **limits)
             how = f"--max-connections {connections}"
@@ -515,6 +515,8 @@ def format_plan(
         f"  all: {len(rows)} task logs, {samples:,} samples ({records:,} sample records with the navigation "
         f"epochs), into {study.log_dir}"
     )
+    out.append(f"  {memory_line(study)}")
+    out.extend("  " + line for line in skipped_lines(study.skipped))
     total_calls = sum(calls.calls for calls, _ in per_model(rows).values())
     total = max([*walls, total_calls * HARNESS_SECONDS_PER_CALL])
     if len(walls) > 1:
@@ -552,8 +554,9 @@ def format_plan(
         f"Prices: --model-cost-config FILE, else Inspect's model data, else built-in list prices as of "
         f"{PRICES_AS_OF} (study/_prices.py); providers change them, so check before a large run. Wall time: "
         f"--latency SECONDS a call (default {DEFAULT_LATENCY:g} s for API models, 0 for spatialstale/ agents), "
-        "calls spread over the model's connections, an episode's calls one after another, and up to "
-        f"{EVAL_SET_MAX_TASKS} tasks at once (eval set); rate limits and retries come on top."
+        "calls spread over the model's connections, an episode's calls one after another, and the tasks at once "
+        "of the memory line shared among the models; rate limits and retries come on top. Memory: a sample in "
+        "flight holds its transcript, so the peak follows the samples in flight, not the study's size."
     )
     specs = [r.estimate.spec for r in rows if r.estimate.spec.kind == "navigation"]
     if any(getattr(spec.settings, "view_radius", None) is not None for spec in specs):

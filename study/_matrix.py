@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,6 +40,7 @@ from spatialstale.solvers import (
     Axis,
     DetectionSettings,
     NavigationSettings,
+    TaskParameterError,
     axes_of,
 )
 
@@ -232,6 +234,8 @@ class Study:
     model_roles: Mapping[str, Any] | None = None
     """Model roles besides ``auditor`` (``--model-role``)."""
     shard: Shard | None = None
+    skipped: tuple[Skipped, ...] = ()
+    """Combinations of the requested values that the matrix does not run (:class:`Matrix`)."""
 
     @property
     def cells(self) -> tuple[Cell, ...]:
@@ -266,7 +270,36 @@ def study_seeds(seeds: Sequence[int] | None, n_seeds: int, master_seed: int = MA
     return default_seeds(master_seed, n_seeds)
 
 
-def study_tasks(
+def study_tasks(**options: Any) -> tuple[TaskSpec, ...]:
+    """The tasks of :func:`study_matrix` (same keyword arguments), without what it skipped."""
+    return study_matrix(**options).tasks
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A combination of the requested values that the study does not run, and why."""
+
+    kind: str
+    reason: str
+    """One line: the task's own refusal (its settings' validation), or why the run
+    would repeat another cell."""
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The tasks a study runs, in order, and the combinations it skipped."""
+
+    tasks: tuple[TaskSpec, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+
+def skipped_lines(skipped: Sequence[Skipped]) -> list[str]:
+    """One line a reason, counted: ``skipped 3 detection tasks: memory=crops ...``."""
+    counts = Counter((s.kind, s.reason) for s in skipped)
+    return [f"skipped {n} {kind} task{'' if n == 1 else 's'}: {reason}" for (kind, reason), n in counts.items()]
+
+
+def study_matrix(
     *,
     seeds: Sequence[int],
     regimes: Sequence[str] = CHANGE_REGIMES,
@@ -282,7 +315,7 @@ def study_tasks(
     detection_on: bool = True,
     navigation_on: bool = True,
     axes: Mapping[str, Sequence[Any]] | None = None,
-) -> tuple[TaskSpec, ...]:
+) -> Matrix:
     """The paper's matrix, once per combination of the values of ``axes``.
 
     Detection runs over regimes x modalities (and with ``batch_sweep`` on L1 text at
@@ -292,14 +325,17 @@ def study_tasks(
     maps an axis beyond the paper (``prompt_set``, ``filter``, ``view_radius``,
     ``agent``, ...) to the values to run, canonical; each task kind runs once per
     combination of the values of its own axes (default: the paper's value alone).
-    ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side. A
-    filter mode other than ``delete`` runs only the strategies it changes
-    (``FILTERING``): NoMemory and NoFilter would repeat their ``delete`` runs; memory
-    ``crops`` runs only the modalities that show the grid's image (vision, both).
+    ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side.
+
+    A combination the task refuses (its settings' own validation: memory ``crops``
+    needs an image of the grid and no distractors) is skipped, with the task's reason;
+    so is a filter mode other than ``delete`` for a strategy it does not change (only
+    ``FILTERING`` flag entries: NoMemory and NoFilter would repeat their ``delete``
+    runs). :func:`skipped_lines` says what was skipped.
 
     Raises:
         ValueError: for a value the settings refuse, a size beyond
-            ``MAX_STUDY_SIZE``, no seed, or a filter mode without a strategy it changes.
+            ``MAX_STUDY_SIZE``, no seed, or nothing left to run.
     """
     axes = dict(axes or {})
     for name, given in axes.items():
@@ -313,28 +349,33 @@ def study_tasks(
     if not seeds:
         raise ValueError("a study needs at least one seed")
     specs: list[TaskSpec] = []
+    skipped: list[Skipped] = []
     for n in grids:
-        specs.extend(
-            _matrix(
-                seeds=seeds,
-                regimes=regimes,
-                modalities=modalities,
-                strategies=strategies,
-                navigation_modality=navigation_modality,
-                episodes=episodes,
-                max_steps=max_steps,
-                batch_size=batch_size,
-                batch_sweep=batch_sweep,
-                size=n,
-                detection_on=detection_on,
-                navigation_on=navigation_on,
-                axes=axes,
-            )
+        _matrix(
+            specs,
+            skipped,
+            seeds=seeds,
+            regimes=regimes,
+            modalities=modalities,
+            strategies=strategies,
+            navigation_modality=navigation_modality,
+            episodes=episodes,
+            max_steps=max_steps,
+            batch_size=batch_size,
+            batch_sweep=batch_sweep,
+            size=n,
+            detection_on=detection_on,
+            navigation_on=navigation_on,
+            axes=axes,
         )
-    return tuple(specs)
+    if skipped and not specs:
+        raise ValueError(f"nothing to run: {'; '.join(skipped_lines(skipped))}")
+    return Matrix(tuple(specs), tuple(skipped))
 
 
 def _matrix(
+    specs: list[TaskSpec],
+    skipped: list[Skipped],
     *,
     seeds: Sequence[int],
     regimes: Sequence[str],
@@ -349,49 +390,52 @@ def _matrix(
     detection_on: bool,
     navigation_on: bool,
     axes: Mapping[str, Sequence[Any]],
-) -> list[TaskSpec]:
-    """The paper's matrix at one grid side (see :func:`study_tasks`)."""
-    specs: list[TaskSpec] = []
-    common = {"seeds": tuple(seeds), "size": size, "batch_size": batch_size}
+) -> None:
+    """The paper's matrix at one grid side (see :func:`study_matrix`), appended to
+    ``specs``, what it skips to ``skipped``."""
+
+    def add(kind: str, *, once: bool = False, **values: Any) -> None:
+        try:
+            spec = _spec(kind, **values)
+        except Refused as refused:
+            skipped.append(Skipped(kind, str(refused)))
+            return
+        if not once or spec not in specs:
+            specs.append(spec)
+
+    common: dict[str, Any] = {"seeds": tuple(seeds), "size": size, "batch_size": batch_size}
     if detection_on:
         for values in _combinations("detection", axes):
-            shown = [m for m in modalities if m != "text" or values.get("memory") != "crops"]
-            if not shown:
-                raise ValueError("memory crops needs an image of the grid: add vision or both to the modalities")
-            for modality in shown:
+            for modality in modalities:
                 for regime in regimes:
-                    specs.append(_spec("detection", regime=regime, modality=modality, **common, **values))
+                    add("detection", regime=regime, modality=modality, **common, **values)
         if batch_sweep:
             for b in sweep_batch_sizes(size):
-                spec = _spec("detection", regime=SWEEP_REGIME, modality=SWEEP_MODALITY, **{**common, "batch_size": b})
-                if spec not in specs:
-                    specs.append(spec)
+                # the sweep's B = 10 cell is the matrix's own
+                add("detection", once=True, regime=SWEEP_REGIME, modality=SWEEP_MODALITY, **{**common, "batch_size": b})
     if navigation_on and strategies:
+        idle = [s for s in strategies if s not in FILTERING]
         for values in _combinations("navigation", axes):
-            ran = tuple(strategies)
             mode = values.get("filter", NAVIGATION.filter)
-            if mode != NAVIGATION.filter:
-                ran = tuple(s for s in strategies if s in FILTERING)
-                if not ran:
-                    raise ValueError(
-                        f"filter mode {mode} changes only {', '.join(FILTERING)}; "
-                        f"none of them is among the strategies ({', '.join(strategies)})"
-                    )
             for regime in regimes:
-                for strategy in ran:
-                    specs.append(
-                        _spec(
-                            "navigation",
-                            regime=regime,
-                            modality=navigation_modality,
-                            strategies=(strategy,),
-                            episodes=episodes,
-                            max_steps=max_steps,
-                            **common,
-                            **values,
+                for strategy in strategies:
+                    if mode != NAVIGATION.filter and strategy in idle:
+                        reason = (
+                            f"filter={mode} changes only the strategies that flag entries ({', '.join(FILTERING)}); "
+                            f"{', '.join(idle)} run at filter={NAVIGATION.filter} only"
                         )
+                        skipped.append(Skipped("navigation", reason))
+                        continue
+                    add(
+                        "navigation",
+                        regime=regime,
+                        modality=navigation_modality,
+                        strategies=(strategy,),
+                        episodes=episodes,
+                        max_steps=max_steps,
+                        **common,
+                        **values,
                     )
-    return specs
 
 
 def _combinations(kind: str, axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -402,8 +446,18 @@ def _combinations(kind: str, axes: Mapping[str, Sequence[Any]]) -> list[dict[str
     return [dict(zip((a.name for a in own), combo, strict=True)) for combo in itertools.product(*choices)]
 
 
+class Refused(ValueError):
+    """A combination of valid values that the task's settings refuse."""
+
+
 def _spec(kind: str, **values: Any) -> TaskSpec:
-    """A cell, its values checked as the task would check them."""
+    """A cell, its values checked as the task would check them.
+
+    Raises:
+        ValueError: for a value the task refuses on its own.
+        Refused: for a combination of values the task refuses (its settings' own
+            validation), with the task's one-line reason.
+    """
     settings = DetectionSettings if kind == "detection" else NavigationSettings
     checked = {}
     for a in axes_of(settings):
@@ -413,5 +467,7 @@ def _spec(kind: str, **values: Any) -> TaskSpec:
                 checked[a.name] = a.read(list(value) if isinstance(value, tuple) else value, a.name)
             except ValueError as error:
                 raise ValueError(str(error)) from None
-    spec = TaskSpec.make(kind, **{**values, **checked, "regime": checked.get("regime", values["regime"])[0]})
-    return spec
+    try:
+        return TaskSpec.make(kind, **{**values, **checked, "regime": checked.get("regime", values["regime"])[0]})
+    except TaskParameterError as error:  # each value is valid alone: the settings refuse them together
+        raise Refused(str(error)) from None

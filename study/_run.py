@@ -65,6 +65,7 @@ from inspect_ai.util import DisplayType
 
 from spatialstale.solvers import AUDITOR_ROLE
 
+from ._concurrency import tasks_at_once
 from ._matrix import Cell, Study
 
 PROGRESS_EVERY = 30.0
@@ -109,6 +110,8 @@ def run_options(study: Study) -> dict[str, Any]:
     """The keyword arguments the study hands to :func:`inspect_ai.eval_set`: its own
     options over :data:`RETRY_DEFAULTS`."""
     options = {**RETRY_DEFAULTS, **study.options}
+    # the samples in flight set the peak memory (_concurrency)
+    options.setdefault("max_tasks", tasks_at_once(study))
     if study.shard is not None:
         # the other shards' logs share the directory and are not part of this eval set
         options.setdefault("log_dir_allow_dirty", True)

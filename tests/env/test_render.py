@@ -238,15 +238,31 @@ def test_changing_a_rendering_leaves_later_renderings_alone() -> None:
 
 
 def test_reused_drawings_stay_within_their_budget() -> None:
-    one = 3 * (8 * 20) ** 2
+    one = (8 * 20) ** 2  # a palette image: a byte a pixel
     cache = _BaseCache(budget=3 * one)
     grids = [make_instance(seed, "L2").initial_grid for seed in range(1, 8)]
     for grid in grids:
         cache.copy_of(grid, 20)
+        cache.copy_of(grid, 20)  # kept when drawn again
         assert cache.used <= 3 * one and cache.used == sum(
-            3 * image.width * image.height for image in cache.images.values()
+            image.width * image.height for image in cache.images.values()
         )
     assert list(cache.images) == [(grid, 20) for grid in grids[-3:]]
     cache.copy_of(grids[-3], 20)
     cache.copy_of(grids[0], 20)
+    cache.copy_of(grids[0], 20)
     assert list(cache.images) == [(grid, 20) for grid in (grids[-1], grids[-3], grids[0])]
+
+
+def test_a_grid_drawn_once_takes_no_room() -> None:
+    # a detection window's grid is drawn once (its PNG is reused): it is remembered, not kept
+    cache = _BaseCache(budget=10 * (8 * 20) ** 2, seen=2)
+    grids = [make_instance(seed, "L2").initial_grid for seed in range(1, 5)]
+    for grid in grids:
+        assert cache.copy_of(grid, 20).mode == "RGB"
+    assert cache.used == 0 and not cache.images
+    # only the last two are remembered: the first, drawn again, counts as new
+    assert list(cache.seen) == [(grid, 20) for grid in grids[-2:]]
+    cache.copy_of(grids[0], 20)
+    cache.copy_of(grids[-1], 20)
+    assert list(cache.images) == [(grids[-1], 20)]

@@ -1,6 +1,6 @@
 """The start-up heap is frozen out of the cycle collector once per process, when the
-first sample of the suite starts; ``SPATIALSTALE_GC_FREEZE=0`` leaves it alone; the
-scores are the same either way."""
+first task of the suite is made, before any sample starts; ``SPATIALSTALE_GC_FREEZE=0``
+leaves it alone; the scores are the same either way."""
 
 from __future__ import annotations
 
@@ -27,20 +27,31 @@ def counted_freeze():
     freeze()
 gc.freeze = counted_freeze
 
+from spatialstale.evals.detection import detection
+from spatialstale.evals.navigation import navigation
+
 counts = [gc.get_freeze_count()]
 freezes = [calls[0]]
 scores = []
-for task, args in (
-    ("spatialstale/detection", {"regime": "L2", "seeds": "4810"}),
-    ("spatialstale/navigation", {"regime": "L2", "seeds": "4810", "strategies": "omcd", "max_steps": 5}),
+for make, args in (
+    (detection, {"regime": "L2", "seeds": "4810"}),
+    (navigation, {"regime": "L2", "seeds": "4810", "strategies": "omcd", "max_steps": 5}),
 ):
-    [log] = eval(task, model="spatialstale/observer", task_args=args, epochs=1,
-                 log_dir=sys.argv[1], display="none")
+    task = make(**args)
+    # made, not run: whatever is frozen was alive before any sample
+    counts.append(gc.get_freeze_count())
+    freezes.append(calls[0])
+    [log] = eval(task, model="spatialstale/observer", epochs=1, log_dir=sys.argv[1], display="none")
     assert log.status == "success", log.error
     counts.append(gc.get_freeze_count())
     freezes.append(calls[0])
     scores.append([s.model_dump() for s in log.results.scores])
-print(json.dumps({"counts": counts, "freezes": freezes, "scores": scores}))
+# a sample's state outlives its run only if it was frozen (its transcript is a cycle)
+from inspect_ai.solver import TaskState
+gc.collect()
+gc.unfreeze()
+leaked = sum(isinstance(o, TaskState) for o in gc.get_objects())
+print(json.dumps({"counts": counts, "freezes": freezes, "scores": scores, "leaked": leaked}))
 """
 
 
@@ -65,14 +76,17 @@ def frozen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list]:
     return _run(tmp_path_factory.mktemp("frozen"), None)
 
 
-def test_the_first_sample_freezes_the_start_up_heap_once(frozen: dict[str, list]) -> None:
-    # frozen when the detection sample starts; the navigation task in the same process
-    # freezes nothing more, so its objects (and a caller's) stay collectable
-    assert frozen["freezes"] == [0, 1, 1]
-    before, after_detection, _ = frozen["counts"]
+def test_the_first_task_freezes_the_start_up_heap_once_before_any_sample(frozen: dict[str, list]) -> None:
+    # frozen when the detection task is made, before its sample runs; neither its run nor
+    # the navigation task in the same process freezes more, so their objects (the
+    # samples' transcripts, a caller's) stay collectable
+    assert frozen["freezes"] == [0, 1, 1, 1, 1]
+    before, detection_made, _, _, _ = frozen["counts"]
     assert before == 0
     # every import (Inspect, pydantic, the provider, the suite) is frozen by then
-    assert after_detection > 50_000
+    assert detection_made > 50_000
+    # and no sample: each sample's state (and transcript) was freed after its run
+    assert frozen["leaked"] == 0
 
 
 @pytest.mark.parametrize("setting", ["0", "off"])
@@ -80,6 +94,6 @@ def test_the_freeze_can_be_turned_off_and_the_scores_do_not_change(
     frozen: dict[str, list], tmp_path: Path, setting: str
 ) -> None:
     unfrozen = _run(tmp_path, setting)
-    assert unfrozen["freezes"] == [0, 0, 0]
-    assert unfrozen["counts"] == [0, 0, 0]
+    assert unfrozen["freezes"] == [0, 0, 0, 0, 0]
+    assert unfrozen["counts"] == [0, 0, 0, 0, 0]
     assert unfrozen["scores"] == frozen["scores"]

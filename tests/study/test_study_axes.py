@@ -138,9 +138,9 @@ def test_view_radii_read_full_and_integers(tmp_path: Path, capsys: pytest.Captur
         ("--prompt-sets", "default,terse", "prompt_set must be one of default, no_rule, warned, minimal; got 'terse'"),
         (
             "--filters",
-            "delete,unknown --strategies nomemory,nofilter",
-            "filter mode unknown changes only selfverify, omcd, oracle, localverify; "
-            "none of them is among the strategies (nomemory, nofilter)",
+            "unknown --strategies nomemory,nofilter",
+            "nothing to run: skipped 2 navigation tasks: filter=unknown changes only the strategies that flag "
+            "entries (selfverify, omcd, oracle, localverify); nomemory, nofilter run at filter=delete only",
         ),
     ],
 )
@@ -189,6 +189,8 @@ def test_the_dry_run_counts_a_filter_studys_cells(filter_study: Path, capsys: py
         *([s, "delete", "2"] for s in ("nomemory", "nofilter", "selfverify", "omcd", "oracle")),
         *([s, "unknown", "2"] for s in ("selfverify", "omcd", "oracle")),
     ]
+    # NoMemory and NoFilter flag nothing: their unknown cells would repeat the delete ones
+    assert "\n  skipped 2 navigation tasks: filter=unknown changes only the strategies that flag entries" in out
     for log in _logs(str(filter_study)):
         spec = TaskSpec.make(
             "navigation",
