@@ -8,6 +8,7 @@ when it runs: ``spatialstale --help`` imports neither Inspect nor the suite's pa
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import signal
@@ -462,6 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             return _demo(args)
         return _report(args)
+    except BrokenPipeError:
+        # the reader of the output went away (``| head``): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as error:
         from spatialstale.report import LogError
 

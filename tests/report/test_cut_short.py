@@ -124,3 +124,17 @@ def test_a_rerun_with_a_higher_limit_inside_the_log_dir_replaces_them(logs: Path
     assert len(l3) == 2 and set(l3.limit) == {""} and set(l3.f1) == {1.0}
     markdown = report_of(copy, tmp_path / "out")
     assert "2 of 2 detection samples" not in section(markdown, "## What was found")
+
+
+def test_a_sample_whose_provider_hangs_into_the_time_limit_is_flagged(tmp_path: Path) -> None:
+    """The flaky endpoint leaves one call in ten unanswered; ``--time-limit`` ends those
+    samples, which keep their score and are flagged as cut by the time limit."""
+    seeds = ",".join(map(str, range(1, 7)))
+    faults = {"hang": 0.1, "fault_seed": 1}
+    run_eval(
+        detection(regime="L1", seeds=seeds), "spatialstale-faults/observer", tmp_path, time_limit=3, model_args=faults
+    )
+    cut = read_logs(tmp_path).cut()
+    assert len(cut) > 0 and set(cut.limit) == {"time"}
+    first = section(report_of(tmp_path, tmp_path / "out"), "## What was found").strip().splitlines()[0]
+    assert f"{len(cut)} of 6 detection samples cut by the time limit" in first
