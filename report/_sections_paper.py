@@ -122,11 +122,11 @@ def test_row(t: Any, a: str, b: str, *, view: str | None = None, extra: str | No
 def tested_cut(nav: pd.DataFrame, t: Any, *axes: str) -> str:
     """What limits cut of the episodes a strategy test ``t`` compares: its model and
     regime, strategies A and B, and its value of each of ``axes``."""
-    # a table row (pandas Series: ``t.filter`` is its method) or a named tuple
-    value = (lambda axis: t[axis]) if isinstance(t, pd.Series) else (lambda axis: getattr(t, axis))
-    keys = {"model": t.model, "regime": t.regime, **{axis: value(axis) for axis in axes}}
+    # a table row (a pandas Series, whose ``t.filter`` is its method) or a named tuple
+    row = t.to_dict() if isinstance(t, pd.Series) else t._asdict()
+    keys = {"model": row["model"], "regime": row["regime"], **{axis: row[axis] for axis in axes}}
     part = rows_matching(nav, **keys)
-    return cut_of(part[part.strategy.isin([t.a, t.b])])
+    return cut_of(part[part.strategy.isin([row["a"], row["b"]])])
 
 
 TEST_HEADER = [
