@@ -56,6 +56,7 @@ def test_observer_without_memory_always_succeeds(tmp_path: Path) -> None:
     assert outcomes == Counter({1: 8})
 
 
+@pytest.mark.slow  # every strategy on three regimes; tests/agents/test_navigation.py keeps L1 fast
 def test_credulous_navigator_with_an_observer_auditor(tmp_path: Path) -> None:
     task = navigation(regime="L1,L2,L3", seeds=SEEDS, episodes=1)
     log = run_eval(task, "spatialstale/credulous", tmp_path, model_roles={"auditor": "spatialstale/observer"})

@@ -34,7 +34,7 @@ def outcomes(name: str, regime: str, strategy: str, seeds: tuple[int, ...], moda
 
 
 @pytest.mark.parametrize("strategy", ["nomemory", "nofilter"])
-@pytest.mark.parametrize("regime", ["L1", "L2"])
+@pytest.mark.parametrize("regime", ["L1", pytest.param("L2", marks=pytest.mark.slow)])
 def test_observer_reaches_the_goal_on_every_default_seed(regime: str, strategy: str) -> None:
     assert outcomes("observer", regime, strategy, SEEDS) == Counter(success=len(SEEDS))
 

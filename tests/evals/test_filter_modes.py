@@ -76,18 +76,32 @@ def navigate_prompts(sample: EvalSample) -> list[str]:
     return texts
 
 
+class Runs(dict[tuple[str, str], EvalLog]):
+    """Runs by (reference navigator, mode), each made when a test first reads it: a run
+    without the parameter (``none``), with ``delete`` and with ``unknown``."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        super().__init__()
+        self.tmp_path_factory = tmp_path_factory
+
+    def __missing__(self, key: tuple[str, str]) -> EvalLog:
+        agent, mode = key
+        args = {} if mode == "none" else {"filter": mode}
+        log = self[key] = run(f"spatialstale/{agent}", self.tmp_path_factory.mktemp(f"{agent}-{mode}"), **args)
+        return log
+
+
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], EvalLog]:
-    """Per reference navigator: a run without the parameter, with ``delete`` and with ``unknown``."""
-    runs = {}
-    for agent in AGENTS:
-        for mode in ("none", "delete", "unknown"):
-            args = {} if mode == "none" else {"filter": mode}
-            runs[(agent, mode)] = run(f"spatialstale/{agent}", tmp_path_factory.mktemp(f"{agent}-{mode}"), **args)
-    return runs
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    return Runs(tmp_path_factory)
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+# the credulous navigator reads its memory, so its runs tell the modes apart: the fast
+# tier runs it, the observer (which ignores memory) runs in the slow tier
+AGENT_CASES = [pytest.param(a, marks=pytest.mark.slow) if a == "observer" else a for a in AGENTS]
+
+
+@pytest.mark.parametrize("agent", AGENT_CASES)
 def test_delete_reproduces_the_default_run_exactly(agent: str, logs: dict[tuple[str, str], EvalLog]) -> None:
     default, delete = outcomes(logs[(agent, "none")]), outcomes(logs[(agent, "delete")])
     assert default == delete
@@ -99,7 +113,7 @@ def test_delete_reproduces_the_default_run_exactly(agent: str, logs: dict[tuple[
     assert all(re.fullmatch(r"L\d-[a-z]+-s\d+", sample_id) for sample_id in default)
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", AGENT_CASES)
 def test_unknown_runs_every_strategy_and_records_the_mode(agent: str, logs: dict[tuple[str, str], EvalLog]) -> None:
     log = logs[(agent, "unknown")]
     assert log.eval.task_args["filter"] == "unknown"
@@ -112,7 +126,7 @@ def test_unknown_runs_every_strategy_and_records_the_mode(agent: str, logs: dict
     assert all(str(s.id).endswith(f"-{s.metadata['strategy']}-unknown-s{s.metadata['seed']}") for s in samples)
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", AGENT_CASES)
 def test_reference_agents_read_unknown_as_no_memory(agent: str, logs: dict[tuple[str, str], EvalLog]) -> None:
     """The observer ignores memory and the credulous agent treats UNKNOWN as absent,
     so with a perfect auditor every episode walks as it does under ``delete``."""

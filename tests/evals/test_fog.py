@@ -34,6 +34,9 @@ from spatialstale.solvers._prompts import (
 )
 from tests.scripted import Call, Script
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("fog")
+
 SEEDS = ",".join(str(s) for s in default_seeds()[:2])
 CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG?])")
 AGENT_AT = re.compile(r"Agent at \((\d+),(\d+)\)")

@@ -333,7 +333,9 @@ def inspect_eval(*args: str, log_dir: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("task", ["spatialstale/perception", "evals/perception.py"])
+@pytest.mark.parametrize(
+    "task", ["spatialstale/perception", pytest.param("evals/perception.py", marks=pytest.mark.slow)]
+)
 def test_observer_scores_one_in_vision_from_the_command_line(task: str, tmp_path: Path) -> None:
     result = inspect_eval(
         task, "--model", "spatialstale/observer", "-T", "modality=vision", "-T", "seeds=4810", log_dir=tmp_path

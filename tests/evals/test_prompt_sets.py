@@ -80,7 +80,7 @@ def sent_calls(log: EvalLog) -> set[tuple[str | None, str]]:
     }
 
 
-@pytest.mark.parametrize("model", AGENTS)
+@pytest.mark.parametrize("model", [AGENTS[0], *(pytest.param(a, marks=pytest.mark.slow) for a in AGENTS[1:])])
 def test_default_set_reproduces_the_unnamed_run_exactly(model: str, tmp_path: Path) -> None:
     plain, named = tasks(), tasks(prompt_set="default")
     for name in plain:
@@ -96,7 +96,10 @@ def test_default_set_reproduces_the_unnamed_run_exactly(model: str, tmp_path: Pa
         assert after.eval.metadata["prompt_set"] == before.eval.metadata["prompt_set"] == "default"
 
 
-@pytest.mark.parametrize("set_name", list(PROMPT_SETS))
+# the default set in the fast tier, the others in the slow one
+@pytest.mark.parametrize(
+    "set_name", [name if name == "default" else pytest.param(name, marks=pytest.mark.slow) for name in PROMPT_SETS]
+)
 def test_every_set_runs_every_task_and_is_recorded(set_name: str, tmp_path: Path) -> None:
     prompt_set = PROMPT_SETS[set_name]
     results: dict[tuple[str, str], EvalLog] = {}
@@ -132,6 +135,7 @@ def test_every_set_runs_every_task_and_is_recorded(set_name: str, tmp_path: Path
         assert isinstance(value, dict) and value["accuracy"] == 1.0
 
 
+@pytest.mark.slow  # every set on every task
 def test_the_reference_agents_answer_every_set_alike(tmp_path: Path) -> None:
     # they read the call kind from the message's tag and the grid from the listing, so no
     # wording may change what they do: the same scores under every set

@@ -25,6 +25,9 @@ from spatialstale.solvers import CALL_KIND_KEY, STRATEGIES, call_kind
 from spatialstale.solvers._prompts import fill_prompt
 from tests.test_prompts_doc import documented
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("prompts_sent")
+
 DOCS = documented()
 ROOT = Path(__file__).resolve().parents[2]
 SEED = "4810"

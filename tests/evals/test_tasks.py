@@ -123,7 +123,10 @@ def stay_put(call: Call) -> str:
     return '{"action": "UP"}'  # off the grid at (0,0): the agent never moves
 
 
-@pytest.mark.parametrize("regime", ["L1", "L2", "L3"])
+# L3 (a change during the episode) in both modalities in the fast tier, L1 and L2 in the slow one
+@pytest.mark.parametrize(
+    "regime", [pytest.param("L1", marks=pytest.mark.slow), pytest.param("L2", marks=pytest.mark.slow), "L3"]
+)
 @pytest.mark.parametrize("modality", ["text", "vision"])
 def test_every_strategy_shows_its_view(regime: str, modality: str, tmp_path: Path) -> None:
     instance = make_instance(SEED, regime)

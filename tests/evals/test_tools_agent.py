@@ -74,6 +74,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, EvalLog]:
     }
 
 
+@pytest.mark.slow  # three navigation runs; the misstep, vision, fog and limit cases stay fast
 def test_observer_plays_every_strategy_and_regime_as_the_prompt_navigator(logs: dict[str, EvalLog]) -> None:
     prompt, tools = episodes(logs["observer-prompt"]), episodes(logs["observer-tools"])
     assert len(tools) == len(SEEDS.split(",")) * len(REGIMES) * len(STRATEGIES)
@@ -91,6 +92,7 @@ def test_observer_plays_every_strategy_and_regime_as_the_prompt_navigator(logs: 
         assert sum(counts[k] for k in ("no_call_turns", "stalled", "unknown_tool", "bad_arguments")) == 0
 
 
+@pytest.mark.slow  # reads the slow runs above
 def test_every_move_is_a_tool_event(logs: dict[str, EvalLog]) -> None:
     for log in (logs["observer-tools"], logs["credulous-tools"]):
         for sample in log.samples or []:
@@ -107,6 +109,7 @@ def test_every_move_is_a_tool_event(logs: dict[str, EvalLog]) -> None:
             assert "the episode is over" in str(moves[-1].result)
 
 
+@pytest.mark.slow  # reads the slow runs above
 def test_credulous_recalls_memory_and_dies_on_stale_claims_only_with_raw_memory(logs: dict[str, EvalLog]) -> None:
     records = episodes(logs["credulous-tools"])
     deaths = {s: sum(r["outcome"] == "death" for k, r in records.items() if f"-{s}-" in k) for s in STRATEGIES}
@@ -119,6 +122,7 @@ def test_credulous_recalls_memory_and_dies_on_stale_claims_only_with_raw_memory(
             assert record["died_on_stale"], sample_id
 
 
+@pytest.mark.slow  # reads the slow runs above
 def test_metadata_ids_and_prompt(logs: dict[str, EvalLog]) -> None:
     prompt, tools = logs["observer-prompt"], logs["observer-tools"]
     assert (prompt.eval.metadata or {})["agent"] == "prompt"

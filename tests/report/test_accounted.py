@@ -15,6 +15,9 @@ from spatialstale.study import Study
 from tests.conftest import SEEDS, run_eval
 from tests.report._markdown import report_of, section
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("accounted")
+
 OBSERVER = "spatialstale/observer"
 HEADING = "### Runs no table shows"
 SEED_ARG = ",".join(map(str, SEEDS))
@@ -33,6 +36,7 @@ def test_the_paper_matrix_is_all_in_tables(paper_study: Study, tmp_path: Path) -
     assert HEADING not in markdown
 
 
+@pytest.mark.slow
 def test_the_batch_sweep_at_two_sides_is_all_in_tables(growth_study: Path, tmp_path: Path) -> None:
     assert HEADING not in report_of(growth_study, tmp_path / "out")
 

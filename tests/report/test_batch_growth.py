@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from PIL import Image
 
@@ -20,6 +21,7 @@ from tests.report._markdown import rows as _rows
 from tests.report._markdown import section as _section
 
 
+@pytest.mark.slow
 def test_report_shows_f1_and_calls_per_n_and_b(growth_study: Path, tmp_path: Path) -> None:
     markdown = _report(growth_study, tmp_path / "out")
     growth = _section(markdown, "### App. E: how B should grow with n")
@@ -67,6 +69,7 @@ def test_enough_batch_takes_the_cheapest_b_within_the_best_ci() -> None:
     assert enough_batch(one_seed).b.tolist() == [10]
 
 
+@pytest.mark.slow
 def test_a_single_size_sweep_renders_as_before_with_its_n(growth_study: Path, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -15,6 +15,9 @@ from spatialstale.report._figures import STRATEGY_MARKERS, strategy_markers
 from spatialstale.study._cli import main
 from tests.conftest import run_eval
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("cost")
+
 COST_VALUES = ("audit_model_calls", "audit_tokens", "navigation_calls", "navigation_tokens")
 
 

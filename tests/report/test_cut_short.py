@@ -18,6 +18,9 @@ from spatialstale.report import read_logs
 from tests.conftest import SEEDS, run_eval
 from tests.report._markdown import report_of, rows, section
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("cut_short")
+
 OBSERVER = "spatialstale/observer"
 LIMIT = 6000
 SEED_ARG = ",".join(map(str, SEEDS))

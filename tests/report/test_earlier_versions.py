@@ -89,6 +89,7 @@ def test_logs_of_the_earlier_versions_report_as_the_current_ones(l2_study: Path,
     assert "Table 3" in reports[1] and reports[1] == reports[0]
 
 
+@pytest.mark.slow
 def test_logs_of_two_versions_in_one_folder_are_said_to_be_pooled(l2_study: Path, old: Path, tmp_path: Path) -> None:
     both = tmp_path / "both"
     shutil.copytree(l2_study, both / "now")

@@ -28,6 +28,9 @@ from spatialstale.study import Study
 from spatialstale.study._cli import main
 from tests.conftest import Shared
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("headline")
+
 
 @pytest.fixture(scope="module")
 def study(paper_study: Study) -> Path:
@@ -154,6 +157,7 @@ def test_partial_studies_say_less_and_never_nan(study: Path, tmp_path: Path) -> 
     assert headline(results.detection.iloc[0:0], nav.iloc[0:0]) is None
 
 
+@pytest.mark.slow
 def test_the_bundle_links_samples_that_exist_and_prints_where_it_is(
     study: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

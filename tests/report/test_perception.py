@@ -29,6 +29,9 @@ from spatialstale.report._perception import (
 from spatialstale.scorers import implied_detection
 from tests.conftest import Shared
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("perception")
+
 SEEDS = [4810, 1734, 625]
 AGENTS = ["spatialstale/observer", "spatialstale/colourblind"]
 

@@ -17,6 +17,9 @@ from tests.report._markdown import report_of as _report
 from tests.report._markdown import rows as _rows
 from tests.report._markdown import section as _section
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("planned")
+
 SEEDS = "4810,1734,77"
 
 

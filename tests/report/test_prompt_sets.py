@@ -24,6 +24,9 @@ from spatialstale.report._prompt_sets import (
 )
 from tests.conftest import Shared
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("prompt_sets")
+
 SEEDS = "4810,1734,4196,2517"
 SETS = ("default", "warned")
 OBSERVER, CREDULOUS = "spatialstale/observer", "spatialstale/credulous"

@@ -257,6 +257,7 @@ def test_the_papers_p_values_are_quoted_with_a_note_on_their_method(tmp_path: Pa
     assert section["paper_p_values"] == paper.P_VALUES and "does not say how it computed them" in paper.P_VALUES
 
 
+@pytest.mark.slow  # a report of a study cut to pieces
 def test_report_summarises_unreachable_tests_in_one_sentence(study: Path, tmp_path: Path) -> None:
     markdown, _ = _report(study, tmp_path / "out")
     section = markdown.split("### Paired tests between strategies")[1].split("###")[0]

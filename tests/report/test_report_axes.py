@@ -21,6 +21,9 @@ from spatialstale.report._navigation_stats import view_order
 from spatialstale.report._report import pct, write_report
 from tests.conftest import Shared
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("report_axes")
+
 VIEW = next(a for a in row_axes("navigation") if a.name == "view_radius")
 
 

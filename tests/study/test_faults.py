@@ -25,6 +25,9 @@ from spatialstale.study._cli import main
 from tests.conftest import Shared
 from tests.study.test_study import _last_line, wait_until_midway
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("faults")
+
 SCRIPT = Path(sys.executable).parent / "spatialstale"
 """The installed ``spatialstale`` script, as a user runs it."""
 FAULTY = "spatialstale-faults/observer"
@@ -128,6 +131,7 @@ def test_a_few_percent_of_rejected_calls_finish_under_the_defaults(fault_free: P
     assert log.eval.model_generate_config.attempt_timeout == 600
 
 
+@pytest.mark.slow
 def test_a_failing_study_says_why_in_one_line_a_cause(tmp_path: Path) -> None:
     # every call rejected: the study gives up instead of rerunning every sample 121 times
     argv = [*MATRIX, "--model", FAULTY, "-M", "non_retryable=1", "--log-dir", "logs"]
@@ -165,6 +169,7 @@ def test_when_retries_run_out_the_provider_message_is_shown(tmp_path: Path, caps
     assert "RetryError" not in out
 
 
+@pytest.mark.slow
 def test_an_unreachable_endpoint_is_a_few_lines_with_its_error(tmp_path: Path) -> None:
     # a real provider (openai) at a port nobody listens on; one retry of each call, no reruns
     model = ["--model", "openai/gpt-4o", "--model-base-url", "http://127.0.0.1:9/v1", "--max-retries", "1"]

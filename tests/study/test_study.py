@@ -336,6 +336,7 @@ def _study(log_dir: Path) -> Study:
     return Study(("slowagent/observer",), tasks, log_dir=str(log_dir), options={"model_args": {"delay": SLOW}})
 
 
+@pytest.mark.slow  # three studies
 def test_shards_are_disjoint_and_together_complete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shared = tmp_path / "shared"
     argv = [*BASE, "--n-seeds", "5", "-M", "delay=0", "--log-dir", str(shared)]

@@ -21,6 +21,9 @@ from spatialstale.study._calls import Asked
 from spatialstale.study._cli import main
 from spatialstale.study._estimate import format_plan, plan
 
+# one worker runs the module, so its module fixtures' runs are made once
+pytestmark = pytest.mark.xdist_group("study_axes")
+
 CREDULOUS = "spatialstale/credulous"
 SEEDS = (4810, 1734)
 PAPER_NAVIGATION_ARGS = {"regime", "modality", "strategies", "batch_size", "seeds", "size", "max_steps", "episodes"}
