@@ -16,9 +16,10 @@ metric's value, the model usage, and for each sample its id, epoch, metadata, me
 output, every score's value, answer, explanation and metadata, and every transcript
 event (model calls with their input, config and output; info tables; spans; tool calls;
 limits; errors). It leaves out what differs from run to run whatever the code: ids,
-times, the checkout's revision and the package versions. The sample store, and the store
-events of the transcript, are compared only with ``--store`` (a change of the store's
-layout is counted and reported, not failed, otherwise).
+times, the checkout's revision and the package versions. The sample store, and its
+changes in the transcript (store events, a state event's ``/store`` changes), are
+compared only with ``--store`` (a change of the store's layout is counted and reported,
+not failed, otherwise).
 
 Events of concurrent calls (the batches of an audit) may reach the transcript in
 either order, so each span's children are compared as a sorted list; the spans of the
@@ -268,6 +269,11 @@ def _store_part(view: dict[str, Any]) -> dict[str, Any]:
             if node.get("event") == "store":
                 dropped.append(node)
                 continue
+            if node.get("event") == "state":
+                # a state change holds the store's changes beside the output's
+                changes = node.get("changes", [])
+                dropped += [c for c in changes if str(c.get("path", "")).startswith("/store")]
+                node["changes"] = [c for c in changes if not str(c.get("path", "")).startswith("/store")]
             if "children" in node:
                 node["children"], inner = drop_store_events(node["children"])
                 dropped += inner
