@@ -8,7 +8,7 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale.env import DEFAULT_SIZE, Instance, make_instance
-from spatialstale.solvers import GridSettings, NavigationSettings
+from spatialstale.protocol import GridSettings, NavigationSettings
 
 
 def instance_metadata(instance: Instance) -> dict[str, Any]:

@@ -7,8 +7,9 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
+from spatialstale.protocol import DEFAULT_PROMPTS, PerceptionSettings
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, freeze_startup_heap, perception_probe
+from spatialstale.solvers import freeze_startup_heap, perception_probe
 
 VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""

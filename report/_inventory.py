@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from spatialstale.solvers import SETTINGS, Axis, axes_of
+from spatialstale.protocol import SETTINGS, Axis, axes_of
 
 from ._document import Links, Table, as_int, esc, link
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from spatialstale.env import DEFAULT_SIZE
-from spatialstale.solvers import DEFAULT_STRATEGIES, STRATEGIES
+from spatialstale.protocol import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES
 
 from ._load import ENDS, paper_value, row_axes
 from ._stats import adjusted, bootstrap_ci, mcnemar, paired_wilcoxon
@@ -28,7 +28,7 @@ PAPER = {name: paper_value(name) for name in AXES}
 """Each axis's value in the paper's protocol, and in logs from before the axis existed."""
 FILTER, VIEW, AGENT = "filter", "view_radius", "agent"
 FULL_VIEW, PAPER_FILTER, PROMPT_AGENT = PAPER[VIEW], PAPER[FILTER], PAPER[AGENT]
-STRATEGY_ORDER = tuple(STRATEGIES)
+STRATEGY_ORDER = BUILTIN_STRATEGIES
 """The built-in strategies, the paper's five first."""
 
 
@@ -36,7 +36,7 @@ def strategy_order(present: Iterable[str] = ()) -> tuple[str, ...]:
     """The rows of a strategy table: the paper's five (a table marks an absent one
     missing), then every other strategy the logs hold (LocalVerify, then plug-ins by name)."""
     extra = set(present) - set(DEFAULT_STRATEGIES)
-    return (*DEFAULT_STRATEGIES, *sorted(extra, key=lambda s: (s not in STRATEGIES, s)))
+    return (*DEFAULT_STRATEGIES, *sorted(extra, key=lambda s: (s not in BUILTIN_STRATEGIES, s)))
 
 
 def strategies_in(values: Iterable[str]) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS
+from spatialstale.protocol import DEFAULT_PROMPT_SET, PROMPT_SETS
 
 from . import _sections_beyond as beyond
 from . import _sections_k as k_sections

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from spatialstale.solvers import Axis, DetectionSettings, NavigationSettings
+    from spatialstale.protocol import Axis, DetectionSettings, NavigationSettings
 
     from ._matrix import Study
 
@@ -54,7 +54,7 @@ def _read(axis: Axis, items: Sequence[str]) -> list[Any]:
 
 
 def _axis(settings: type[DetectionSettings] | type[NavigationSettings], name: str) -> Axis:
-    from spatialstale.solvers import axes_of
+    from spatialstale.protocol import axes_of
 
     return next(a for a in axes_of(settings) if a.name == name)
 
@@ -141,7 +141,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _study_options(study: argparse.ArgumentParser) -> None:
     from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, N_DEFAULT_SEEDS
-    from spatialstale.solvers import DETECTION, NAVIGATION
+    from spatialstale.protocol import DETECTION, NAVIGATION
 
     from ._matrix import MAX_STUDY_SIZE, STUDY_MODALITIES
     from ._options import add_model_options
@@ -243,7 +243,7 @@ def _report_options(report: argparse.ArgumentParser) -> None:
 
 def _study_from(args: argparse.Namespace) -> Study:
     from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
-    from spatialstale.solvers import DetectionSettings, NavigationSettings
+    from spatialstale.protocol import DetectionSettings, NavigationSettings
 
     from ._matrix import Shard, Study, study_matrix, study_seeds
     from ._options import eval_set_options, model_roles

@@ -11,8 +11,7 @@ import pytest
 from spatialstale.agents._perception import perceive, read_broken
 from spatialstale.agents._policies import AGENTS
 from spatialstale.env import default_seeds, make_instance, other_agent_note
-from spatialstale.solvers import Sight
-from spatialstale.solvers._prompts import audit_messages, selfverify_messages
+from spatialstale.protocol import Sight, audit_messages, selfverify_messages
 
 ROUTE = ((2, 3), (2, 4), (2, 5), (3, 5), (4, 5))
 

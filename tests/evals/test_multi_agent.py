@@ -23,8 +23,8 @@ from PIL import Image
 from spatialstale.env import TRACK_COLOUR, default_seeds, make_instance, probe_pixel
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY, TaskParameterError
-from tests.conftest import run_eval
+from spatialstale.protocol import TaskParameterError
+from tests.conftest import episode_log, run_eval
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:4])
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +84,7 @@ def assert_changed_cells_drawn_as_tracks(sample: EvalSample, instance: Any) -> N
 
 
 def episodes(log: EvalLog) -> list[tuple[EvalSample, dict[str, Any]]]:
-    return [(s, s.store[EPISODE_STORE_KEY]) for s in log.samples or []]
+    return [(s, episode_log(s)) for s in log.samples or []]
 
 
 def test_navigation_observer_never_dies_credulous_nofilter_does(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from inspect_ai.model import ContentImage, ContentText, GenerateConfig
 
 from spatialstale.agents.llama_server import DEFAULT_MODEL_NAME, client
 from spatialstale.evals.detection import detection
-from spatialstale.solvers import parse_audit
+from spatialstale.protocol import parse_audit
 
 pytestmark = pytest.mark.slow
 

@@ -29,17 +29,9 @@ from inspect_ai.model import GenerateConfig, ResponseSchema
 
 from spatialstale.agents.llama_server import PROVIDERS, client, llama_server, log_figures, new_api_key, run_suite
 from spatialstale.evals.detection import detection
-from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import (
-    AUDIT,
-    AUDIT_SCHEMA,
-    NAVIGATE,
-    NAVIGATE_SCHEMA,
-    SELFVERIFY,
-    SELFVERIFY_SCHEMA,
-    call_kind,
-)
+from spatialstale.protocol import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.protocol import NAVIGATE_SCHEMA, call_kind, parse_action, parse_audit, parse_selfverify
+from spatialstale.protocol._prompts import AUDIT, AUDIT_SCHEMA, NAVIGATE, SELFVERIFY, SELFVERIFY_SCHEMA
 
 from ._llama_support import LLAMA_PYTHON, local_llm_missing
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.solvers import parse_audit
-from spatialstale.solvers._prompts import AUDIT
+from spatialstale.protocol import parse_audit
+from spatialstale.protocol._prompts import AUDIT
 
 from .test_local_llm import BATCH_SIZE, ENTRIES, batch_ids, model_events, run, score_value
 

@@ -18,8 +18,8 @@ from inspect_ai.log import EvalLog
 
 from spatialstale.agents.llama_server import run_suite
 from spatialstale.env import make_instance
-from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import AUDIT, NAVIGATE, SELFVERIFY
+from spatialstale.protocol import parse_action, parse_audit, parse_selfverify
+from spatialstale.protocol._prompts import AUDIT, NAVIGATE, SELFVERIFY
 
 from .test_local_llm import BATCH_SIZE, ENTRIES, MAX_TOKENS, batch_ids, model_events, score_value
 

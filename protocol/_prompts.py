@@ -127,6 +127,32 @@ Answer with JSON only, one object per cell, in the order given:
 [{"cell": "(0,0)", "type": "S"}]"""
 
 
+DEFAULT_TOOLS_PROMPT = """\
+You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
+Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
+Coordinates are (row,col), row 0 at the top.
+Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
+a move off the grid leaves the agent in place. It returns what you see after the step.
+The episode also ends when the step budget runs out.
+Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
+exploration of this grid.
+Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
+"""The tool navigator's system prompt (``-T agent=tools``; ``spatialstale.solvers``
+runs its conversation). The tools' names and ``recall``'s answers follow."""
+
+MOVE_NAME = "move"
+RECALL_NAME = "recall"
+NO_MEMORY_ANSWER = "You have no memory of this grid."
+"""``recall``'s answer under NoMemory, whatever the cell."""
+EPISODE_OVER = "the episode is over: no more calls are taken"
+"""The tool error of a call made after the episode ended."""
+
+
+def no_entry_answer(row: int, col: int) -> str:
+    """``recall``'s answer for a cell the memory view holds no entry for."""
+    return f"Memory holds no entry for ({row},{col})."
+
+
 def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
     return JSONSchema(type="object", properties=properties, required=list(properties), additionalProperties=False)
 
@@ -334,6 +360,14 @@ OBSERVATIONS = ("full", "holes")
 """How the text observation lists the grid: ``full`` (every cell, the paper's listing) or
 ``holes`` (only S, G and the holes; every other cell is F). Same information; ``holes``
 is the cheaper listing for large grids."""
+
+FILTERS = ("delete", "unknown")
+"""How a filtering strategy applies its flags: ``delete`` removes a flagged entry
+from the view (the paper); ``unknown`` keeps it, marked as unknown."""
+
+NAVIGATORS = ("prompt", "tools")
+"""How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
+view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
 
 OBSERVATION_CACHE = 64
 """Grids whose rendered observation is kept: an audit's batches and the steps between

@@ -41,11 +41,18 @@ from spatialstale.env import (
 from spatialstale.env import default_seeds as derive_seeds
 
 from ._errors import TaskParameterError, reported
-from ._plugins import resolve_strategy
+from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
-from ._prompts import EDITS_REQUEST, MEMORIES, MODALITIES, OBSERVATIONS, crops_prompt
-from ._strategies import DEFAULT_STRATEGIES, FILTERS, STRATEGIES
-from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
+from ._prompts import (
+    DEFAULT_TOOLS_PROMPT,
+    EDITS_REQUEST,
+    FILTERS,
+    MEMORIES,
+    MODALITIES,
+    NAVIGATORS,
+    OBSERVATIONS,
+    crops_prompt,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -133,9 +140,9 @@ def regimes(value: object, name: str) -> tuple[str, ...]:
 
 def strategy_names(value: object, name: str) -> tuple[str, ...]:
     """Memory strategies: built-in names (any case), ``module:Class`` plug-ins or an
-    installed plug-in's entry-point name (``spatialstale.solvers._plugins``), each
-    resolved now, before any model call; the strategies' names, no duplicates."""
-    chosen: dict[str, type] = {}
+    installed plug-in's entry-point name (``_plugins``), each resolved now, before any
+    model call; the strategies' names, no duplicates."""
+    chosen: dict[str, type | None] = {}
     for item in as_list(value, name):
         strategy, cls = resolve_strategy(item)
         if chosen.get(strategy, cls) is not cls:
@@ -634,7 +641,7 @@ class NavigationSettings(GridSettings):
         "the memory strategies, one sample each per seed: the paper's five by default; localverify, "
         "or a plug-in (module:Class, or an installed plug-in's name)",
         read=strategy_names,
-        values=tuple(STRATEGIES),
+        values=BUILTIN_STRATEGIES,
         tag=tag_strategies,
     )
     max_steps: int = axis(MAX_STEPS, "the step budget of an episode", read=at_least(1))
