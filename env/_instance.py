@@ -12,7 +12,7 @@ from ._distractors import BANK_VERSION, MAX_DISTRACTORS, add_distractors
 from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal_pos
 from ._memory import build_memory
 from ._plugins import is_builtin, regime_of, regime_stream, resolve_regime
-from ._regime import INSTANCE_KEYS, RegimeError, checked
+from ._regime import INSTANCE_KEYS, Drawn, RegimeError, checked
 from ._rng import Stream
 from ._types import Change, Event, Grid, MemoryEntry, Pos
 
@@ -104,6 +104,11 @@ class Instance:
         """``L2-s4810``: the regime and seed (and the size when it is not 8)."""
         size = "" if self.size == DEFAULT_SIZE else f"-n{self.size}"
         return f"{self.regime}{size}-s{self.seed}"
+
+    @property
+    def drawn(self) -> Drawn:
+        """What the regime drew for this instance: its changes, schedule and record."""
+        return Drawn(self.changes, self.schedule, self.record)
 
     @property
     def initial_grid(self) -> Grid:

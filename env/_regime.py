@@ -26,14 +26,11 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ._grid import goal_pos, is_solvable
 from ._rng import Stream
 from ._types import Cell, Change, Event, Grid
-
-if TYPE_CHECKING:
-    from ._instance import Instance
 
 INSTANCE_KEYS = frozenset({"seed", "regime", "size", "g0", "changes", "schedule", "memory"})
 """The keys of an instance's JSON record that the core writes; a regime's own record
@@ -110,16 +107,18 @@ class ChangeRegime(ABC):
         changes and after every event: redraw until that holds.
         """
 
-    def windows(self, instance: Instance) -> tuple[int, ...]:
-        """The steps after which the detection task audits the memory, each against the
-        grid scheduled then: the start (step 0) when the episode starts changed or
-        nothing is scheduled, and the step of each event."""
-        start = (0,) if instance.changes or not instance.schedule else ()
-        return (*start, *(event.step for event in instance.schedule))
+    def windows(self, drawn: Drawn) -> tuple[int, ...]:
+        """The steps after which the detection task audits the memory of an instance
+        whose draw is ``drawn`` (``Instance.drawn``), each against the grid scheduled
+        then: the start (step 0) when the episode starts changed or nothing is
+        scheduled, and the step of each event."""
+        start = (0,) if drawn.changes or not drawn.schedule else ()
+        return (*start, *(event.step for event in drawn.schedule))
 
-    def overlay(self, instance: Instance) -> Overlay | None:
-        """What every observation of ``instance`` shows beyond the grid (MA: the other
-        agent's tracks and story); None, the default, shows the grid as it is."""
+    def overlay(self, drawn: Drawn) -> Overlay | None:
+        """What every observation of an instance whose draw is ``drawn`` shows beyond the
+        grid (MA: the other agent's tracks and story, from its record); None, the
+        default, shows the grid as it is."""
         return None
 
 

@@ -7,15 +7,10 @@ agent, lives with what it shows (``_tracks``; docs/multi-agent.md).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._grid import apply_changes, cell_at, flip, goal_pos, is_solvable
 from ._regime import ChangeRegime, Drawn
 from ._rng import Stream
 from ._types import Cell, Change, Event, Grid, Pos
-
-if TYPE_CHECKING:
-    from ._instance import Instance
 
 STATIC = "none"
 """The regime that leaves the grid as it was (a static FrozenLake)."""
@@ -68,9 +63,9 @@ class Online(ChangeRegime):
     def draw(self, g0: Grid, rng: Stream) -> Drawn:
         return Drawn(schedule=online_schedule(g0, rng))
 
-    def windows(self, instance: Instance) -> tuple[int, ...]:
+    def windows(self, drawn: Drawn) -> tuple[int, ...]:
         """After each event only (SPEC §6): the episode starts on g0, where nothing is stale."""
-        return tuple(event.step for event in instance.schedule)
+        return tuple(event.step for event in drawn.schedule)
 
 
 def _interior(size: int) -> list[Pos]:

@@ -17,9 +17,10 @@ Nothing here is random: a covered grid is a pure function of (grid, route).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ._fog import FOG_CELL
 from ._grid import apply_changes, cell_at, flip, is_solvable
@@ -27,9 +28,6 @@ from ._regime import ChangeRegime, Drawn
 from ._regimes import MAX_REDRAWS, _interior
 from ._rng import Stream
 from ._types import Action, Cell, Change, Grid, Pos
-
-if TYPE_CHECKING:
-    from ._instance import Instance
 
 MA_LENGTHS = (6, 7, 8, 9, 10)
 """MA: the number of moves of the other agent's route, k ~ U{6..10}."""
@@ -127,12 +125,20 @@ class OtherAgent(ChangeRegime):
         route = agent_route(g0, rng)
         return Drawn(changes=route_changes(g0, route), record={ROUTE: [list(pos) for pos in route]})
 
-    def overlay(self, instance: Instance) -> Tracks:
-        return Tracks(route_of(instance))
+    def overlay(self, drawn: Drawn) -> Tracks:
+        return Tracks(route_of(drawn))
 
 
-def route_of(instance: Instance) -> tuple[Pos, ...]:
-    """The other agent's route of an MA instance (empty for any other regime's)."""
+class Recorded(Protocol):
+    """An instance, or a regime's draw: anything that holds a regime's record."""
+
+    @property
+    def record(self) -> Mapping[str, Any]: ...
+
+
+def route_of(instance: Recorded) -> tuple[Pos, ...]:
+    """The other agent's route of an MA instance, start first (empty for any other
+    regime's): read from its record, where it is a list of ``[row, col]``."""
     return tuple((int(r), int(c)) for r, c in instance.record.get(ROUTE, ()))
 
 

@@ -379,7 +379,7 @@ class Sight:
 
     def for_instance(self, instance: Instance) -> Sight:
         """This sight for ``instance``'s calls: with its regime's overlay, if any."""
-        overlay = regime_of(instance.regime).overlay(instance)
+        overlay = regime_of(instance.regime).overlay(instance.drawn)
         return replace(self, overlay=overlay) if overlay is not None else self
 
     def content(self, grid: Grid, agent: Pos) -> list[Content]:

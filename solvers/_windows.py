@@ -28,7 +28,7 @@ def detection_windows(instance: Instance) -> list[tuple[int, Grid]]:
     Detection has no navigating agent, so no scheduled flip is skipped and every event
     is realized; the observation shows the agent at S, which never flips.
     """
-    return [(step, instance.grid_after(step)) for step in regime_of(instance.regime).windows(instance)]
+    return [(step, instance.grid_after(step)) for step in regime_of(instance.regime).windows(instance.drawn)]
 
 
 class WindowTally(Protocol):
