@@ -150,6 +150,15 @@ def regime_of(name: str) -> ChangeRegime:
     return _BUILTIN.get(name) or _RESOLVED.get(name) or _RESOLVED[resolve_regime(name)]
 
 
+def regime_source(name: str) -> str | None:
+    """Where a plug-in regime's class lives, ``module:Class`` (what a log records to say
+    which code drew its instances); None for a built-in."""
+    if is_builtin(name):
+        return None
+    cls = type(regime_of(name))
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
 def is_builtin(name: str) -> bool:
     """Whether ``name`` is a built-in regime's (``none``, L1, L2, L3, MA)."""
     return name in BUILTIN_REGIMES

@@ -39,6 +39,7 @@ from spatialstale.env import (
     STATIC,
     RegimeError,
     make_instance,
+    regime_source,
     validate_regime,
 )
 from spatialstale.env import default_seeds as derive_seeds
@@ -532,7 +533,13 @@ class GridSettings:
             if a.task_meta and a.name != "prompt_set" and self._records(a):  # the set is recorded last
                 value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
-        return {**out, **self.distractor_record(), **self.prompt_record}
+        return {**out, **self.plugin_record(), **self.distractor_record(), **self.prompt_record}
+
+    def plugin_record(self) -> dict[str, object]:
+        """``regime_sources``: each plug-in regime's class (``module:Class``), the code
+        that drew its instances; nothing when every regime is built in."""
+        sources = {r: regime_source(r) for r in self.regime if r not in REGIMES}
+        return {"regime_sources": sources} if sources else {}
 
     def sample_metadata(self) -> dict[str, object]:
         """What every sample's metadata records of the settings (beside its instance)."""

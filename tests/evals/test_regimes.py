@@ -149,6 +149,7 @@ def test_a_plugin_regime_runs_detection_and_navigation_like_a_builtin(plugin: tu
     ids = [str(s.id) for s in log.samples or []]
     assert sorted(ids) == sorted(f"{r}-s{s}" for r in ("L2", name) for s in SEEDS.split(","))
     assert log.eval.metadata is not None and log.eval.metadata["regimes"] == ["L2", name]
+    assert log.eval.metadata["regime_sources"] == {name: f"{module}:Band"}  # the code that drew them
     assert f"L2,{name}" in log.eval.tags
     for sample in log.samples or []:
         if sample.metadata["regime"] != name:
