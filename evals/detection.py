@@ -49,7 +49,8 @@ def detection(
 
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``); MA, another agent's changes
-            (docs/multi-agent.md); metrics are grouped by regime.
+            (docs/multi-agent.md); a plug-in, ``module:Class`` or an installed plug-in's
+            name (docs/regimes.md); metrics are grouped by regime.
         modality: ``text`` (coordinate listing), ``vision`` (PNG) or ``both``.
         batch_size: entries per audit call (the paper sweeps 1, 5, 10, 20).
         seeds: explicit instance seeds (``-T seeds=4810,1734``); overrides n_seeds.

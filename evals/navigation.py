@@ -81,7 +81,8 @@ def navigation(
 
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``); MA, another agent's changes
-            (docs/multi-agent.md).
+            (docs/multi-agent.md); a plug-in, ``module:Class`` or an installed plug-in's
+            name (docs/regimes.md).
         modality: ``text``, ``vision`` or ``both``.
         strategies: any of nomemory, nofilter, selfverify, omcd, oracle (default: these
             five, the paper's), localverify, a plug-in as ``module:Class`` or an

@@ -48,7 +48,8 @@ def perception(
     the probe reads the model that the detection task audits with.
 
     Args:
-        regime: L1, L2 or L3, or several (``L1,L2,L3``); metrics are grouped by regime.
+        regime: L1, L2 or L3, or several (``L1,L2,L3``); MA or a plug-in (``module:Class``,
+            docs/regimes.md) too; metrics are grouped by regime.
         modality: ``text`` (coordinate listing), ``vision`` (PNG) or ``both``.
         batch_size: cells per call (the detection task's batch size: 10).
         seeds: explicit instance seeds (``-T seeds=4810,1734``); overrides n_seeds.

@@ -50,13 +50,12 @@ from spatialstale.env import (
     Grid,
     Instance,
     MemoryEntry,
+    Overlay,
     Pos,
-    cover_tracks,
     crop_png,
     fog_note,
-    has_tracks,
     holes_observation,
-    other_agent_note,
+    regime_of,
     render_png,
     text_observation,
 )
@@ -241,11 +240,6 @@ FOG_IMAGE_OBSERVATION_HEADER = (
 )
 """The image header when fog hides part of the grid (``-T view_radius``); the rule's
 radius and visible rows and columns follow it (:func:`image_header`)."""
-TRACKS_IMAGE_LEGEND = (
-    "Brown with a white arrow = a cell covered by the other agent's tracks (the arrow points the way it moved); "
-    "blue circle = the other agent, on ice."
-)
-"""Added to the image header when the other agent's route is drawn (regime MA)."""
 MEMORY_HEADER = "Memory entries:"
 CROPS_HEADER = "Memory entries (pictures, each after its id):"
 CROPS_NOTE = (
@@ -387,15 +381,15 @@ def grid_listing(grid: Grid, agent: Pos, observation: str) -> str:
     return f"{TEXT_OBSERVATION_HEADER}\n{listing}"
 
 
-def image_header(grid: Grid, agent: Pos) -> str:
+def image_header(grid: Grid, agent: Pos, legend: str | None = None) -> str:
     """The line above the image: its legend, and under fog the grey cells' rule.
 
-    A grid with no fogged cell gets :data:`IMAGE_OBSERVATION_HEADER`, the paper's; one
-    with the other agent's route drawn (regime MA) adds :data:`TRACKS_IMAGE_LEGEND`.
+    A grid with no fogged cell gets :data:`IMAGE_OBSERVATION_HEADER`, the paper's; a
+    regime's overlay adds its ``legend`` for what it draws (MA: the other agent's tracks).
     """
     rule = fog_note(grid, agent, "Grey cells")
     header = IMAGE_OBSERVATION_HEADER if rule is None else f"{FOG_IMAGE_OBSERVATION_HEADER} {rule}"
-    return f"{header} {TRACKS_IMAGE_LEGEND}" if has_tracks(grid) else header
+    return f"{header} {legend}" if legend else header
 
 
 @dataclass(frozen=True)
@@ -407,37 +401,40 @@ class Sight:
         observation: the listing, ``full`` (every cell) or ``holes`` (S, G and the holes).
         image: the image of a grid as sent: its PNG data URI. The dry run passes a
             stand-in that names what an image shows without drawing it.
-        route: the other agent's route (regime MA; :meth:`for_instance`), empty
-            otherwise: every observation covers its cells with its tracks and the
-            prompt tells its moves and habit before the grid.
+        overlay: what the instance's regime adds to every observation
+            (:meth:`for_instance`; MA: the other agent's story before the grid and its
+            tracks over the route), None for the grid as it is.
     """
 
     modality: str
     observation: str
     image: Callable[[Grid, Pos | None], str] = png_data_uri
-    route: tuple[Pos, ...] = ()
+    overlay: Overlay | None = None
 
     def for_instance(self, instance: Instance) -> Sight:
-        """This sight for ``instance``'s calls: with its other agent's route, if any."""
-        return replace(self, route=instance.route) if instance.route else self
+        """This sight for ``instance``'s calls: with its regime's overlay, if any."""
+        overlay = regime_of(instance.regime).overlay(instance.drawn)
+        return replace(self, overlay=overlay) if overlay is not None else self
 
     def content(self, grid: Grid, agent: Pos) -> list[Content]:
         """The live grid as prompt content.
 
         ``grid`` is what the caller may see: a fogged grid (``spatialstale.env.fog``)
         lists its hidden cells as ``?``, draws them grey and states the rule; the full
-        grid gives the paper's observation. With a route (regime MA) the cells of the
-        route in view are covered by its tracks (``spatialstale.env.cover_tracks``)
-        and the other agent's story comes first (``other_agent_note``).
+        grid gives the paper's observation. A regime's overlay comes first with its
+        note and covers the grid as it says (MA: the route's cells in view hold the
+        other agent's tracks).
         """
         parts: list[Content] = []
-        if self.route:
-            grid = cover_tracks(grid, self.route)
-            parts.append(ContentText(text=other_agent_note(self.route)))
+        legend = None
+        if self.overlay is not None:
+            grid = self.overlay.cover(grid)
+            legend = self.overlay.legend(grid)
+            parts.append(ContentText(text=self.overlay.note))
         if self.modality in ("text", "both"):
             parts.append(ContentText(text=grid_listing(grid, agent, self.observation)))
         if self.modality in ("vision", "both"):
-            parts.append(ContentText(text=image_header(grid, agent)))
+            parts.append(ContentText(text=image_header(grid, agent, legend)))
             parts.append(ContentImage(image=self.image(grid, agent), detail="high"))
         return parts
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from spatialstale.env import DEFAULT_SIZE
+from spatialstale.env import CHANGE_REGIMES, DEFAULT_SIZE, REGIMES, STATIC
 from spatialstale.protocol import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES
 
 from ._load import ENDS, paper_value, row_axes
@@ -43,6 +43,36 @@ def strategies_in(values: Iterable[str]) -> list[str]:
     """The strategies among ``values``, in :func:`strategy_order` (no absent ones)."""
     present = set(values)
     return [s for s in strategy_order(present) if s in present]
+
+
+PAPER_REGIMES = CHANGE_REGIMES
+"""The paper's regimes, L1, L2, L3: every table of regimes lists them, in this order."""
+POOLED_REGIMES = (STATIC, *PAPER_REGIMES)
+"""The regimes the report's pooled numbers (the headline, the vision-text test, Fig. 6)
+pool: the paper's and the static grid. Every other regime (MA, a plug-in) has its own
+rows or columns beside the paper's, and is not pooled with them."""
+
+
+def regime_order(present: Iterable[object] = ()) -> tuple[str, ...]:
+    """The regimes of a table: the paper's L1, L2, L3 (a table marks an absent one
+    missing), then every other regime the logs hold: the other built-ins in their order
+    (``none``, MA), then plug-ins by name."""
+    builtin = {name: i for i, name in enumerate(REGIMES)}
+    extra = {str(r) for r in present} - set(PAPER_REGIMES)
+    return (*PAPER_REGIMES, *sorted(extra, key=lambda r: (builtin.get(r, len(builtin)), r)))
+
+
+def regimes_in(values: Iterable[object]) -> list[str]:
+    """The regimes among ``values``, in :func:`regime_order` (no absent ones)."""
+    present = {str(v) for v in values}
+    return [r for r in regime_order(present) if r in present]
+
+
+def pooled(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :data:`POOLED_REGIMES`: what the report's pooled numbers read."""
+    if frame.empty or "regime" not in frame.columns:
+        return frame
+    return frame[frame["regime"].isin(POOLED_REGIMES)]
 
 
 CONTRASTS: tuple[tuple[str, str], ...] = (

@@ -15,21 +15,20 @@ from inspect_ai.model import Model
 from inspect_ai.solver import Generate, Solver, TaskState
 from inspect_ai.util import span
 
-from spatialstale.env import Grid, Instance
+from spatialstale.env import Grid, Instance, regime_of
 
 from ._sample import auditor_model, instance_of, limit_errors, limit_reason
 
 
 def detection_windows(instance: Instance) -> list[tuple[int, Grid]]:
-    """(step, grid) of each audit: the episode start for L1/L2 (and ``none``), and
+    """(step, grid) of each audit, at the steps the instance's regime names
+    (``ChangeRegime.windows``): the episode start for L1, L2, MA (and ``none``), and
     for L3 the grid right after each scheduled event.
 
-    Detection has no navigating agent, so no L3 flip is skipped and every scheduled
-    event is realized; the observation shows the agent at S, which never flips.
+    Detection has no navigating agent, so no scheduled flip is skipped and every event
+    is realized; the observation shows the agent at S, which never flips.
     """
-    if instance.regime == "L3":
-        return [(event.step, instance.grid_after(event.step)) for event in instance.schedule]
-    return [(0, instance.initial_grid)]
+    return [(step, instance.grid_after(step)) for step in regime_of(instance.regime).windows(instance.drawn)]
 
 
 class WindowTally(Protocol):
