@@ -14,14 +14,15 @@ from pathlib import Path
 import pytest
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, resolve_sample_attachments
+from inspect_ai.util import Store
 
 from spatialstale.env import default_seeds, make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, TaskParameterError
+from spatialstale.protocol import DetectionRecord, TaskParameterError
 from spatialstale.study._cli import main
-from tests.conftest import metrics, run_eval
+from tests.conftest import metrics, run_eval, stored_episode
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECT = [sys.executable, "-m", "inspect_ai"]
@@ -165,10 +166,10 @@ def test_a_plugin_regime_runs_detection_and_navigation_like_a_builtin(plugin: tu
         "spatialstale/credulous",
         tmp_path / "nav",
     )
-    episodes = {str(s.id): s.store[EPISODE_STORE_KEY] for s in nav.samples or []}
+    episodes = {str(s.id): stored_episode(s) for s in nav.samples or []}
     assert set(episodes) == {f"{name}-{k}-s{s}" for k in ("nofilter", "oracle") for s in SEEDS.split(",")}
     # Oracle drops the stale entries: the credulous navigator never dies on one
-    assert not any(e["died_on_stale"] for k, e in episodes.items() if "-oracle-" in k)
+    assert not any(e.died_on_stale for k, e in episodes.items() if "-oracle-" in k)
 
 
 def test_a_plugins_schedule_record_and_overlay_reach_the_tasks(plugin: tuple[str, int], tmp_path: Path) -> None:
@@ -176,9 +177,9 @@ def test_a_plugins_schedule_record_and_overlay_reach_the_tasks(plugin: tuple[str
     late = run_eval(detection(regime=f"{module}:Late", seeds=SEEDS), "spatialstale/observer", tmp_path / "late")
     for sample in late.samples or []:
         instance = make_instance(sample.metadata["seed"], f"Late{n}")
-        [window] = sample.store[DETECTION_STORE_KEY]["windows"]
+        [window] = DetectionRecord(store=Store(sample.store)).windows or []
         # one window, after the event: the start is g0, where nothing is stale
-        assert window["step"] == 3 and window["grid"] == list(instance.final_grid)
+        assert window.audit.step == 3 and tuple(window.grid) == tuple(instance.final_grid)
         assert sample.metadata["thawed_rows"] == instance.record["thawed_rows"]
         assert json.loads(instance.to_json())["thawed_rows"] == instance.record["thawed_rows"]
     nav = run_eval(
@@ -187,9 +188,9 @@ def test_a_plugins_schedule_record_and_overlay_reach_the_tasks(plugin: tuple[str
         tmp_path / "late-nav",
     )
     for sample in nav.samples or []:
-        episode = sample.store[EPISODE_STORE_KEY]
-        if episode["steps"] > 3:  # the event happened: OMCD audited again after it
-            assert [a["step"] for a in episode["audits"]] == [0, 3]
+        episode = stored_episode(sample)
+        if episode.steps > 3:  # the event happened: OMCD audited again after it
+            assert [a.step for a in episode.audits] == [0, 3]
     signed = run_eval(
         detection(regime=f"{module}:Signposted", seeds=SEEDS, modality="both"), "spatialstale/observer", tmp_path / "s"
     )
