@@ -1,6 +1,6 @@
 """The layering contract, read from the source: every import, at module level or inside a
 function, goes down the layers ``env <- solvers <- scorers | agents <- evals <- report <-
-study`` (benchmarks above all), and no module imports, directly or through others, a
+study | llamacpp`` (benchmarks above all), and no module imports, directly or through others, a
 module that imports it."""
 
 from __future__ import annotations
@@ -12,7 +12,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = {"env": 0, "solvers": 1, "scorers": 2, "agents": 2, "evals": 3, "report": 4, "study": 5, "benchmarks": 6}
+LAYERS = {
+    "env": 0,
+    "solvers": 1,
+    "scorers": 2,
+    "agents": 2,
+    "evals": 3,
+    "report": 4,
+    "study": 5,
+    "llamacpp": 5,
+    "benchmarks": 6,
+}
 """Each package's layer: a module may import its own package and lower layers only."""
 PACKAGES = tuple(LAYERS)
 
