@@ -34,7 +34,7 @@ T_OPTION = re.compile(r"(?<![\w-])-T\s+['\"]?([A-Za-z_]\w*)=")
 T_TABLE_HEADER = re.compile(r"^\s*\|\s*`-T`\s+parameter\s*\|")
 CODE_NAME = re.compile(r"`([A-Za-z_]\w*)`")
 CHECKOUT_PATH = re.compile(
-    r"(?<![\w./:-])((?:env|protocol|solvers|scorers|evals|agents|study|report|benchmarks|tests|docs|\.ci)/[\w.*/-]*[\w*/])"
+    r"(?<![\w./:-])((?:env|protocol|solvers|scorers|evals|agents|study|report|llamacpp|benchmarks|tests|docs|\.ci)/[\w.*/-]*[\w*/])"
 )
 """A path inside the checkout (``solvers/_settings.py``, ``env/data/v1/``), not a part
 of a longer path or URL (``s3://bucket/report/x``)."""

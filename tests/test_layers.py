@@ -1,7 +1,7 @@
 """The layering contract, read from the source: every import, at module level or inside a
 function, goes down the layers ``env <- protocol <- solvers | scorers | agents <- evals <-
-report <- study`` (benchmarks above all); no module imports, directly or through others, a
-module that imports it; and no package imports another package's private module
+report <- study | llamacpp`` (benchmarks above all); no module imports, directly or through
+others, a module that imports it; and no package imports another package's private module
 (``spatialstale.protocol._prompts``): what one package uses of another is in that
 package's ``__all__``.
 
@@ -27,6 +27,7 @@ LAYERS = {
     "evals": 3,
     "report": 4,
     "study": 5,
+    "llamacpp": 5,
     "benchmarks": 6,
 }
 """Each package's layer: a module may import its own package and lower layers only. The
