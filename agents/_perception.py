@@ -2,7 +2,7 @@
 
 Everything an agent knows comes from here: the call kind (the tag on the system
 message's metadata, a channel Inspect keeps beside the messages and no provider sends,
-``spatialstale.solvers.call_kind``; without it, as a model would, from the wording of a
+``spatialstale.protocol.call_kind``; without it, as a model would, from the wording of a
 shipped prompt), the memory entries listed in the prompt, the observed grid (the
 ``(r,c)=X`` listing, or the PNG when only an image is given), the agent's position and
 the goal. Nothing reads the instance behind the prompt.
@@ -49,9 +49,8 @@ from spatialstale.env import (
     crop_label_box,
     probe_pixel,
 )
-from spatialstale.solvers._prompt_sets import PROMPT_KINDS, PROMPT_SETS
-from spatialstale.solvers._prompts import AUDIT, NAVIGATE, PERCEPTION, SELFVERIFY, SIZE_PLACEHOLDER
-from spatialstale.solvers._prompts import call_kind as tagged_kind
+from spatialstale.protocol import PROMPT_KINDS, PROMPT_SETS, SIZE_PLACEHOLDER
+from spatialstale.protocol import call_kind as tagged_kind
 
 MAX_SIZE = 256
 """Largest grid side a prompt is read as; bigger coordinates are ignored."""
@@ -93,15 +92,17 @@ _ASKED_CELL = re.compile(r"^\s*\((\d+)\s*,\s*(\d+)\)\s*$", re.MULTILINE)
 
 class CallKind(StrEnum):
     """The kinds of call the reference agents answer from one prompt, as the system
-    message's tag names them (a turn of the tool navigator is told by its tools)."""
+    message's tag names them (a turn of the tool navigator is told by its tools): the
+    kinds a prompt set holds a prompt for."""
 
-    AUDIT = AUDIT
-    SELFVERIFY = SELFVERIFY
-    NAVIGATE = NAVIGATE
-    PERCEPTION = PERCEPTION
+    AUDIT = "audit"
+    SELFVERIFY = "selfverify"
+    NAVIGATE = "navigate"
+    PERCEPTION = "perception"
 
 
-_KINDS = {kind.value: kind for kind in CallKind}
+# by the protocol's names: a kind added there and not here fails at import
+_KINDS = {kind: CallKind(kind) for kind in PROMPT_KINDS}
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ def worded_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
 
 
 def call_kind(messages: Sequence[ChatMessage]) -> CallKind | None:
-    """The kind the system message's tag names (``spatialstale.solvers.call_kind``), if it
+    """The kind the system message's tag names (``spatialstale.protocol.call_kind``), if it
     is one answered from a single prompt; without a tag (a request read off the wire, where
     the tag does not travel), the kind its shipped wording names (:func:`worded_kind`)."""
     kind = tagged_kind(messages)

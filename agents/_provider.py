@@ -33,7 +33,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from spatialstale.solvers._errors import QuietExit
+from spatialstale.protocol import QuietExit
 
 from ._perception import perceive
 from ._policies import AGENTS

@@ -42,7 +42,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolInfo
 
 from spatialstale.env import Action, Grid, Pos, shortest_path
-from spatialstale.solvers._tools import MOVE_NAME, NO_MEMORY_ANSWER, RECALL_NAME
+from spatialstale.protocol import MOVE_NAME, NO_MEMORY_ANSWER, RECALL_NAME
 
 from ._perception import UNKNOWN_CELL, Perception, perceive, read_memory, with_holes
 from ._policies import ACTION_ORDER, BeliefAgent, ColourBlindAgent, Policy, RandomAgent, not_understood, plan_action

@@ -20,7 +20,7 @@ import string
 import time
 from collections.abc import Callable
 
-from spatialstale.solvers import read_action, read_audit, read_selfverify
+from spatialstale.protocol import read_action, read_audit, read_selfverify
 
 BATCH = [f"mem_{i:03d}" for i in range(10)]
 STORE = [f"mem_{i:03d}" for i in range(64)]

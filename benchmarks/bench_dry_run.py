@@ -17,7 +17,7 @@ import sys
 import time
 
 from spatialstale.env._instance import _make_instance
-from spatialstale.solvers import _prompts
+from spatialstale.protocol import _prompts
 from spatialstale.study import plan
 from spatialstale.study._cli import _parser, _study_from
 

@@ -300,7 +300,8 @@ def recorded_samples(log_path: str) -> list[list[tuple[list[Any], Any]]]:
 
 async def make_calls(model: Any, calls: list[tuple[list[Any], Any]]) -> None:
     """Issue ``calls`` (messages, config) through ``model`` all at once; its
-    connection limit bounds how many are in flight."""
+    connection limit bounds how many are in flight. (Not ``inspect_ai.util.collect``,
+    whose span around each call is work the bare baseline must not do.)"""
     import anyio
 
     async with anyio.create_task_group() as group:
@@ -368,7 +369,7 @@ def prefix_by_kind(log_path: str) -> dict[str, float]:
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log, resolve_sample_attachments
 
-    from spatialstale.agents._perception import call_kind
+    from spatialstale.protocol import call_kind
 
     fractions: dict[str, list[float]] = {}
     last_selfverify: list[Any] | None = None

@@ -48,7 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REFERENCE_MODELS = ("spatialstale/observer", "spatialstale/credulous")
-PACKAGES = ("env", "solvers", "scorers", "evals", "agents", "study", "report")
+PACKAGES = ("env", "protocol", "solvers", "scorers", "evals", "agents", "study", "report")
 """The checkout's folders, installed as ``spatialstale.<name>``."""
 EXPECTED = re.compile(r"peak memory: ~([\d,]+) MB")
 

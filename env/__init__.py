@@ -14,6 +14,7 @@ from ._grid import (
     apply_changes,
     cell_at,
     changed_cells,
+    flip,
     generate_grid,
     greedy_action,
     is_solvable,
@@ -34,7 +35,10 @@ from ._instance import (
     validate_size,
 )
 from ._memory import entry_id, entry_text
-from ._regimes import AGENT_REGIMES, CHANGE_REGIMES, REGIMES
+from ._plugins import BUILTIN_REGIMES, REGIMES, regime_of, regime_source
+from ._plugins import ENTRY_POINT_GROUP as REGIME_ENTRY_POINTS
+from ._regime import ChangeRegime, Drawn, Overlay, RegimeError
+from ._regimes import CHANGE_REGIMES, STATIC
 from ._render import (
     CELL_PX,
     COLOURS,
@@ -58,16 +62,21 @@ from ._render import (
     render_rgb,
     text_observation,
 )
+from ._rng import Stream
 from ._tracks import (
     OTHER_AGENT_CELL,
     TRACK_CELLS,
     TRACK_LISTED,
+    TRACKS_IMAGE_LEGEND,
     TRACKS_NOTE,
+    OtherAgent,
+    Tracks,
     cover_tracks,
     has_tracks,
     is_track,
     other_agent_note,
     route_moves,
+    route_of,
 )
 from ._types import Action, Cell, Change, Event, Grid, MemoryEntry, Pos
 
@@ -77,7 +86,7 @@ if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="spatialstale.env._gym:DynamicFrozenLakeEnv")
 
 __all__ = [
-    "AGENT_REGIMES",
+    "BUILTIN_REGIMES",
     "CELL_PX",
     "CHANGE_REGIMES",
     "COLOURS",
@@ -101,6 +110,9 @@ __all__ = [
     "OUTLINE_COLOUR",
     "PAD_COLOUR",
     "REGIMES",
+    "REGIME_ENTRY_POINTS",
+    "STATIC",
+    "TRACKS_IMAGE_LEGEND",
     "TRACKS_NOTE",
     "TRACK_CELLS",
     "TRACK_COLOUR",
@@ -108,12 +120,19 @@ __all__ = [
     "Action",
     "Cell",
     "Change",
+    "ChangeRegime",
+    "Drawn",
     "DynamicFrozenLakeEnv",
     "Event",
     "Grid",
     "Instance",
     "MemoryEntry",
+    "OtherAgent",
+    "Overlay",
     "Pos",
+    "RegimeError",
+    "Stream",
+    "Tracks",
     "apply_changes",
     "cell_at",
     "changed_cells",
@@ -127,6 +146,7 @@ __all__ = [
     "entry_crop",
     "entry_id",
     "entry_text",
+    "flip",
     "fog",
     "fog_note",
     "generate_grid",
@@ -141,10 +161,13 @@ __all__ = [
     "move",
     "other_agent_note",
     "probe_pixel",
+    "regime_of",
+    "regime_source",
     "render_image",
     "render_png",
     "render_rgb",
     "route_moves",
+    "route_of",
     "shortest_path",
     "text_observation",
     "validate_distractors",

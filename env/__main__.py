@@ -8,27 +8,31 @@ from pathlib import Path
 
 from ._data import DATA_DIR, DATA_REGIMES, PAPER_STALE_RATIOS, stale_ratio_stats, verify_dataset, write_dataset
 from ._distractors import BANK_DIR, BANK_VERSION, distractor_bank
-from ._instance import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, default_seeds, validate_size
-from ._regimes import AGENT_REGIMES
+from ._instance import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, default_seeds, validate_regime, validate_size
+from ._plugins import REGIMES
+from ._regimes import STATIC
 
 
 def _stats(args: argparse.Namespace) -> int:
     seeds = default_seeds(args.master_seed, args.n_seeds)
     size = validate_size(args.size)
+    if args.regimes:
+        chosen = list(dict.fromkeys(validate_regime(r) for r in args.regimes.split(",") if r.strip()))
+    else:  # the paper's, then every other built-in that changes the world
+        chosen = [*DATA_REGIMES, *(r for r in REGIMES if r not in (*DATA_REGIMES, STATIC))]
     print(
         f"Stale ratio over {len(seeds)} seeds (master seed {args.master_seed}, {size}x{size}); L3 after its last event"
     )
-    print(f"{'regime':<7} {'ours mean ± std':<17} {'ours range':<17} {'paper mean ± std':<17} {'paper range'}")
-    for regime in DATA_REGIMES:
+    w = max(7, *(len(r) for r in chosen))  # a plug-in's name may be longer than the built-ins'
+    print(f"{'regime':<{w}} {'ours mean ± std':<17} {'ours range':<17} {'paper mean ± std':<17} {'paper range'}")
+    for regime in chosen:
         s = stale_ratio_stats(regime, seeds, size)
+        ours = f"{regime:<{w}} {s.mean:.3f} ± {s.std:.3f}    [{s.low:.3f}, {s.high:.3f}]    "
+        if regime not in PAPER_STALE_RATIOS:  # beyond the paper: no figures of its own to set beside
+            print(f"{ours}(not in the paper)")
+            continue
         pm, ps, plo, phi = PAPER_STALE_RATIOS[regime]
-        print(
-            f"{regime:<7} {s.mean:.3f} ± {s.std:.3f}    [{s.low:.3f}, {s.high:.3f}]    "
-            f"{pm:.3f} ± {ps:.3f}    [{plo:.3f}, {phi:.3f}]"
-        )
-    for regime in AGENT_REGIMES:  # beyond the paper: no figures of its own to set beside
-        s = stale_ratio_stats(regime, seeds, size)
-        print(f"{regime:<7} {s.mean:.3f} ± {s.std:.3f}    [{s.low:.3f}, {s.high:.3f}]    (not in the paper)")
+        print(f"{ours}{pm:.3f} ± {ps:.3f}    [{plo:.3f}, {phi:.3f}]")
     return 0
 
 
@@ -62,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     stats.add_argument("--master-seed", type=int, default=MASTER_SEED)
     stats.add_argument("--n-seeds", type=int, default=N_DEFAULT_SEEDS)
     stats.add_argument("--size", type=int, default=DEFAULT_SIZE)
+    stats.add_argument(
+        "--regimes", help="comma-separated; a plug-in as module:Class (default: L1, L2, L3, then MA)", default=""
+    )
     stats.set_defaults(run=_stats)
     export = commands.add_parser("export", help="write the default instances as JSON Lines with a manifest")
     export.add_argument("--out", default=str(DATA_DIR))

@@ -51,7 +51,7 @@ class DynamicFrozenLakeEnv(gym.Env[np.int64, np.int64]):
     skipped and recorded in ``info["skipped"]`` and ``skipped_flips``.
 
     ## Arguments
-    ``regime`` (none, L1, L2, L3), ``size`` (n >= 4), ``instance_seed``
+    ``regime`` (none, L1, L2, L3, MA or a plug-in's; ``validate_regime``), ``size`` (n >= 4), ``instance_seed``
     (non-negative integer), or a ready ``instance``; ``max_steps``; ``render_mode``
     (``ansi`` or ``rgb_array``).
     """

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import cast
+from typing import Any
 
 from ._distractors import BANK_VERSION, MAX_DISTRACTORS, add_distractors
 from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal_pos
 from ._memory import build_memory
-from ._regimes import REGIMES, agent_route, cluster_changes, online_schedule, route_changes, spot_changes
+from ._plugins import is_builtin, regime_of, regime_stream, resolve_regime
+from ._regime import INSTANCE_KEYS, Drawn, RegimeError, checked
 from ._rng import Stream
 from ._types import Change, Event, Grid, MemoryEntry, Pos
 
@@ -22,12 +24,10 @@ DEFAULT_SIZE = 8
 
 
 def validate_regime(regime: object) -> str:
-    """The canonical regime name (``none``, ``L1``, ``L2``, ``L3``, ``MA``), case-insensitive."""
-    if isinstance(regime, str):
-        for name in REGIMES:
-            if regime.strip().lower() == name.lower():
-                return name
-    raise ValueError(f"regime must be one of {', '.join(REGIMES)}; got {regime!r}")
+    """The canonical regime name: a built-in's (``none``, ``L1``, ``L2``, ``L3``, ``MA``,
+    any case), a plug-in's (``module:Class``, a name resolved before or an installed
+    plug-in's; ``spatialstale.env._plugins``). Raises RegimeError (a ValueError)."""
+    return resolve_regime(regime)
 
 
 def validate_size(size: object) -> int:
@@ -70,10 +70,12 @@ def default_seeds(master_seed: int = MASTER_SEED, n: int = N_DEFAULT_SEEDS) -> t
 class Instance:
     """Everything random about one world, fixed before any model call.
 
-    ``changes`` are the pre-episode changes (L1, L2); ``schedule`` the L3 online
-    events, each applied after the action numbered ``step``. ``memory`` is the whole
-    store in id order: one entry a cell and, with distractors, the entries about no
-    cell (``MemoryEntry.is_cell`` False), which are never stale.
+    ``changes`` are the pre-episode changes (L1, L2, MA); ``schedule`` the online
+    events (L3), each applied after the action numbered ``step``; ``record`` what the
+    regime recorded to replay or show it (MA's ``route``; plain JSON, empty for most).
+    All three are the regime's draw (:class:`~spatialstale.env.Drawn`). ``memory`` is the
+    whole store in id order: one entry a cell and, with distractors, the entries about
+    no cell (``MemoryEntry.is_cell`` False), which are never stale.
     """
 
     seed: int
@@ -83,7 +85,7 @@ class Instance:
     memory: tuple[MemoryEntry, ...]
     changes: tuple[Change, ...] = ()
     schedule: tuple[Event, ...] = ()
-    route: tuple[Pos, ...] = ()
+    record: Mapping[str, Any] = field(default_factory=dict, hash=False)
     _initial: Grid = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +104,11 @@ class Instance:
         """``L2-s4810``: the regime and seed (and the size when it is not 8)."""
         size = "" if self.size == DEFAULT_SIZE else f"-n{self.size}"
         return f"{self.regime}{size}-s{self.seed}"
+
+    @property
+    def drawn(self) -> Drawn:
+        """What the regime drew for this instance: its changes, schedule and record."""
+        return Drawn(self.changes, self.schedule, self.record)
 
     @property
     def initial_grid(self) -> Grid:
@@ -143,8 +150,9 @@ class Instance:
         return next(e for e in self.memory if e.is_cell and e.pos == pos)
 
     def to_dict(self) -> dict[str, object]:
-        """The instance as plain data; ``route`` only when there is one (MA), so the
-        instances of the other regimes keep the bytes they had before MA existed."""
+        """The instance as plain data, with the regime's record (MA's ``route``) beside the
+        core's keys: empty for most regimes, so their instances keep the bytes they had
+        before regimes could record anything."""
         data: dict[str, object] = {
             "seed": self.seed,
             "regime": self.regime,
@@ -154,9 +162,7 @@ class Instance:
             "schedule": [e.to_dict() for e in self.schedule],
             "memory": [m.to_dict() for m in self.memory],
         }
-        if self.route:
-            data["route"] = [list(pos) for pos in self.route]
-        return data
+        return {**data, **self.record}
 
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys, no spaces): the data file format."""
@@ -181,7 +187,7 @@ class Instance:
             memory=tuple(MemoryEntry.from_dict(m) for m in records("memory")),
             changes=tuple(Change.from_dict(c) for c in records("changes")),
             schedule=tuple(Event.from_dict(e) for e in records("schedule")),
-            route=tuple((int(str(p[0])), int(str(p[1]))) for p in cast(list[list[object]], records("route"))),
+            record={key: value for key, value in data.items() if key not in INSTANCE_KEYS},
         )
 
 
@@ -189,14 +195,18 @@ def make_instance(seed: int, regime: str = "L2", size: int = DEFAULT_SIZE, distr
     """The instance of (seed, regime, size), with ``distractors`` entries about no cell.
 
     g0 and the memory snapshot depend on (seed, size) only, so one seed shows the
-    same original world in every regime; the changes depend on the regime too. The
+    same original world in every regime; the changes are the regime's draw from a
+    stream of its own (``regime_stream``); a plug-in's draw is checked against the rules
+    every regime keeps (``_regime.checked``; the built-ins keep them by construction). The
     distractors (drawn from bank version ``BANK_VERSION``) and the ids of a store that
     holds them depend on (seed, size, distractors) only; with none, the ids are the
     paper's ``mem_{row*n+col}``.
 
     Raises:
         ValueError: for an unknown regime, a size below 4, a seed that is not a
-            non-negative integer or a distractor count outside 0 … the bank's size.
+            non-negative integer or a distractor count outside 0 … the bank's size;
+            RegimeError (a ValueError) for a plug-in regime whose draw fails or
+            breaks the rules (one line).
     """
     return _make_instance(
         validate_seed(seed), validate_regime(regime), validate_size(size), validate_distractors(distractors)
@@ -213,18 +223,24 @@ def _make_instance(seed: int, regime: str, size: int, distractors: int = 0) -> I
         Stream(seed, size, "distractor_ids"),
         BANK_VERSION,
     )
-    changes: tuple[Change, ...] = ()
-    schedule: tuple[Event, ...] = ()
-    if regime == "L1":
-        changes = spot_changes(g0, Stream(seed, size, "L1"))
-    elif regime == "L2":
-        changes = cluster_changes(g0, Stream(seed, size, "L2"))
-    elif regime == "L3":
-        schedule = online_schedule(g0, Stream(seed, size, "L3"))
-    route: tuple[Pos, ...] = ()
-    if regime == "MA":
-        route = agent_route(g0, Stream(seed, size, "MA"))
-        changes = route_changes(g0, route)
+    change_regime = regime_of(regime)
+    where = f"seed {seed}, n={size}"
+    try:
+        drawn = change_regime.draw(g0, regime_stream(seed, size, regime))
+    except RegimeError:
+        raise
+    except Exception as error:  # any error of a regime's draw is the regime's: one line
+        detail = " ".join(str(error).split())
+        raise RegimeError(f"regime {regime}: its draw raised {type(error).__name__}: {detail} ({where})") from error
+    if not is_builtin(regime):  # the built-ins keep the rules by construction, tested over many seeds
+        drawn = checked(change_regime, drawn, g0, where)
     return Instance(
-        seed=seed, regime=regime, size=size, g0=g0, memory=memory, changes=changes, schedule=schedule, route=route
+        seed=seed,
+        regime=regime,
+        size=size,
+        g0=g0,
+        memory=memory,
+        changes=drawn.changes,
+        schedule=drawn.schedule,
+        record=drawn.record,
     )

@@ -1,20 +1,22 @@
-"""The change regimes of SPEC §4: L1 spot, L2 cluster, L3 online, and ``none``; and MA,
-where the changes come from a second, scripted agent (docs/multi-agent.md)."""
+"""The built-in change regimes of SPEC §4: L1 spot, L2 cluster, L3 online, and ``none``.
+
+Each is a :class:`~spatialstale.env.ChangeRegime` (``_regime``) whose ``draw`` calls one
+pure function of (g0, stream) below. MA, where the changes come from a second, scripted
+agent, lives with what it shows (``_tracks``; docs/multi-agent.md).
+"""
 
 from __future__ import annotations
 
 from ._grid import apply_changes, cell_at, flip, goal_pos, is_solvable
+from ._regime import ChangeRegime, Drawn
 from ._rng import Stream
-from ._types import Action, Cell, Change, Event, Grid, Pos
+from ._types import Cell, Change, Event, Grid, Pos
 
+STATIC = "none"
+"""The regime that leaves the grid as it was (a static FrozenLake)."""
 CHANGE_REGIMES = ("L1", "L2", "L3")
 """The regimes that change the world: L1 spot, L2 cluster, L3 online (SPEC §4): the
 paper's, and the study's default."""
-AGENT_REGIMES = ("MA",)
-"""The regimes whose changes another agent makes: MA, a scripted agent that crossed
-the lake before the episode and broke the ice of every cell it left."""
-REGIMES = ("none", *CHANGE_REGIMES, *AGENT_REGIMES)
-"""Every regime; ``none`` leaves the grid as it was (a static FrozenLake)."""
 
 L1_COUNTS = (5, 6, 7)
 L2_COUNTS = (12, 13, 14, 15, 16)
@@ -23,9 +25,47 @@ L3_INTERVAL = 5
 L3_HORIZON = 50
 L3_FIRE_PROBABILITY = 0.7
 L3_FLIPS_PER_EVENT = 2
-MA_LENGTHS = (6, 7, 8, 9, 10)
-"""MA: the number of moves of the other agent's route, k ~ U{6..10}."""
 MAX_REDRAWS = 1000
+
+
+class Static(ChangeRegime):
+    """``none``: nothing changes; the dynamics are Gymnasium's FrozenLake's."""
+
+    name = STATIC
+
+    def draw(self, g0: Grid, rng: Stream) -> Drawn:
+        return Drawn()
+
+
+class Spot(ChangeRegime):
+    """L1 spot: a few scattered changes before the episode (:func:`spot_changes`)."""
+
+    name = "L1"
+
+    def draw(self, g0: Grid, rng: Stream) -> Drawn:
+        return Drawn(changes=spot_changes(g0, rng))
+
+
+class Cluster(ChangeRegime):
+    """L2 cluster: many changes around one centre before the episode (:func:`cluster_changes`)."""
+
+    name = "L2"
+
+    def draw(self, g0: Grid, rng: Stream) -> Drawn:
+        return Drawn(changes=cluster_changes(g0, rng))
+
+
+class Online(ChangeRegime):
+    """L3 online: events during the episode (:func:`online_schedule`)."""
+
+    name = "L3"
+
+    def draw(self, g0: Grid, rng: Stream) -> Drawn:
+        return Drawn(schedule=online_schedule(g0, rng))
+
+    def windows(self, drawn: Drawn) -> tuple[int, ...]:
+        """After each event only (SPEC §6): the episode starts on g0, where nothing is stale."""
+        return tuple(event.step for event in drawn.schedule)
 
 
 def _interior(size: int) -> list[Pos]:
@@ -121,50 +161,3 @@ def online_schedule(g0: Grid, rng: Stream) -> tuple[Event, ...]:
         else:
             raise RuntimeError("L3: no solvable event found")
     return tuple(events)
-
-
-def route_changes(g0: Grid, route: tuple[Pos, ...]) -> tuple[Change, ...]:
-    """MA's habit: the other agent breaks the ice of every cell it leaves, so every
-    cell of its route but the last (where it now stands) thaws, in route order."""
-    return tuple(flip(g0, pos) for pos in route[:-1])
-
-
-def agent_route(g0: Grid, rng: Stream) -> tuple[Pos, ...]:
-    """MA: the other agent's route, k ~ U{6..10} moves of a self-avoiding random walk.
-
-    The walk starts at a cell drawn uniformly among the frozen non-S/G cells of
-    ``g0`` (in row-major order) and visits only such cells, never one twice; each
-    move is uniform among the allowed neighbours, taken in the order LEFT, DOWN,
-    RIGHT, UP (``Action``'s). A walk that gets stuck before k moves is redrawn whole,
-    start included; so is a route whose thaws (:func:`route_changes`) block every
-    S→G path, with the same k. The route holds k + 1 cells, the start first.
-
-    Rarely (about 1 seed in 100 at n=8, none of the 50 default seeds; more often on
-    small grids) no draw of k moves succeeds in ``MAX_REDRAWS`` draws; then k is
-    lowered by one and the draws go on from the same stream, down to a single move.
-    """
-    k = rng.choice(MA_LENGTHS)
-    ice = [p for p in _interior(len(g0)) if cell_at(g0, p) is Cell.FROZEN]
-    for moves in range(k, 0, -1):
-        route = _walk(g0, ice, moves, rng)
-        if route is not None:
-            return route
-    raise RuntimeError("MA: no solvable route found")
-
-
-def _walk(g0: Grid, ice: list[Pos], moves: int, rng: Stream) -> tuple[Pos, ...] | None:
-    """A self-avoiding walk of ``moves`` moves over ``ice`` whose thaws keep an S→G
-    path, within ``MAX_REDRAWS`` draws; None when every draw fails."""
-    walkable = set(ice)
-    for _ in range(MAX_REDRAWS if ice else 0):
-        route = [rng.choice(ice)]
-        while len(route) <= moves:
-            here = route[-1]
-            steps = [(here[0] + a.delta[0], here[1] + a.delta[1]) for a in Action]
-            options = [p for p in steps if p in walkable and p not in route]
-            if not options:
-                break
-            route.append(rng.choice(options))
-        if len(route) == moves + 1 and is_solvable(apply_changes(g0, route_changes(g0, tuple(route)))):
-            return tuple(route)
-    return None

@@ -11,6 +11,7 @@ is below 2**-50 and the mapping is part of the instance definition.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -34,13 +35,28 @@ PURPOSES = {
 }
 """Stream codes. They are part of the instance definition: never renumber them."""
 
+NAMED = 100
+"""The code of a stream keyed by a name (:meth:`Stream.named`): a plug-in regime's."""
+
 
 class Stream:
     """A purpose-keyed random stream: ``Stream(seed, size, "grid")``."""
 
     def __init__(self, seed: int, size: int, purpose: str) -> None:
-        sequence = np.random.SeedSequence([seed, size, PURPOSES[purpose]])
-        self._bits = np.random.PCG64(sequence)
+        self._start([seed, size, PURPOSES[purpose]])
+
+    @classmethod
+    def named(cls, seed: int, size: int, name: str) -> Stream:
+        """The stream of ``name`` (a plug-in regime's): keyed by (seed, size, ``NAMED``,
+        the first 8 bytes of the SHA-256 of the name, big-endian), so it differs from
+        every purpose's stream and from every other name's, on every machine."""
+        stream = cls.__new__(cls)
+        digest = hashlib.sha256(name.encode("utf-8")).digest()
+        stream._start([seed, size, NAMED, int.from_bytes(digest[:8], "big")])
+        return stream
+
+    def _start(self, key: list[int]) -> None:
+        self._bits = np.random.PCG64(np.random.SeedSequence(key))
         self._words: list[int] = []
         self._next = 0
 

@@ -8,7 +8,7 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale.env import DEFAULT_SIZE, Instance, make_instance
-from spatialstale.solvers import GridSettings, NavigationSettings
+from spatialstale.protocol import GridSettings, NavigationSettings
 
 
 def instance_metadata(instance: Instance) -> dict[str, Any]:
@@ -25,8 +25,8 @@ def instance_metadata(instance: Instance) -> dict[str, Any]:
         "schedule": [e.to_dict() for e in instance.schedule],
         "explored": [m.id for m in instance.memory if m.explored],
         **distractor_metadata(instance),
-        # MA: the other agent's route (its thaws are ``changes``); absent in the other regimes
-        **({"route": [list(p) for p in instance.route]} if instance.route else {}),
+        # what the regime recorded (MA: the other agent's route); nothing for most regimes
+        **instance.record,
     }
 
 

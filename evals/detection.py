@@ -7,8 +7,9 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
+from spatialstale.protocol import DEFAULT_PROMPTS, DetectionSettings
 from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, stale_f1
-from spatialstale.solvers import DEFAULT_PROMPTS, DetectionSettings, detect, freeze_startup_heap
+from spatialstale.solvers import detect, freeze_startup_heap
 
 VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -48,7 +49,8 @@ def detection(
 
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``); MA, another agent's changes
-            (docs/multi-agent.md); metrics are grouped by regime.
+            (docs/multi-agent.md); a plug-in, ``module:Class`` or an installed plug-in's
+            name (docs/regimes.md); metrics are grouped by regime.
         modality: ``text`` (coordinate listing), ``vision`` (PNG) or ``both``.
         batch_size: entries per audit call (the paper sweeps 1, 5, 10, 20).
         seeds: explicit instance seeds (``-T seeds=4810,1734``); overrides n_seeds.
@@ -65,7 +67,7 @@ def detection(
             S, G and the holes, every other cell stated to be F: the same grid in
             O(holes) text, for large grids). Text listing only; the PNG is unchanged.
         prompt_set: the named set of system prompts (``default``, ``no_rule``,
-            ``warned``, ``minimal``; see ``spatialstale.solvers.PROMPT_SETS``). An
+            ``warned``, ``minimal``; see ``spatialstale.protocol.PROMPT_SETS``). An
             explicit ``-T audit_prompt`` overrides the set's prompt of that kind; the log
             records the set's name, version and the hash of the prompts sent.
         distractors: K entries about no cell (rules, past episodes, the agent itself)

@@ -7,8 +7,9 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
+from spatialstale.protocol import DEFAULT_PROMPTS, NavigationSettings
 from spatialstale.scorers import episode_outcome
-from spatialstale.solvers import DEFAULT_PROMPTS, NavigationSettings, freeze_startup_heap, navigate
+from spatialstale.solvers import freeze_startup_heap, navigate
 
 VERSION = 5
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -80,7 +81,8 @@ def navigation(
 
     Args:
         regime: L1, L2 or L3, or several (``L1,L2,L3``); MA, another agent's changes
-            (docs/multi-agent.md).
+            (docs/multi-agent.md); a plug-in, ``module:Class`` or an installed plug-in's
+            name (docs/regimes.md).
         modality: ``text``, ``vision`` or ``both``.
         strategies: any of nomemory, nofilter, selfverify, omcd, oracle (default: these
             five, the paper's), localverify, a plug-in as ``module:Class`` or an
@@ -104,7 +106,7 @@ def navigation(
             S, G and the holes, every other cell stated to be F: the same grid in
             O(holes) text, for large grids). Text listing only; the PNG is unchanged.
         prompt_set: the named set of system prompts (``default``, ``no_rule``,
-            ``warned``, ``minimal``; see ``spatialstale.solvers.PROMPT_SETS``). An
+            ``warned``, ``minimal``; see ``spatialstale.protocol.PROMPT_SETS``). An
             explicit ``navigate_prompt``, ``audit_prompt`` or ``selfverify_prompt``
             overrides the set's prompt of that kind; the log records the set's name,
             version and the hash of the prompts sent.

@@ -7,8 +7,9 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
+from spatialstale.protocol import DEFAULT_PROMPTS, PerceptionSettings
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import DEFAULT_PROMPTS, PerceptionSettings, freeze_startup_heap, perception_probe
+from spatialstale.solvers import freeze_startup_heap, perception_probe
 
 VERSION = 2
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -47,7 +48,8 @@ def perception(
     the probe reads the model that the detection task audits with.
 
     Args:
-        regime: L1, L2 or L3, or several (``L1,L2,L3``); metrics are grouped by regime.
+        regime: L1, L2 or L3, or several (``L1,L2,L3``); MA or a plug-in (``module:Class``,
+            docs/regimes.md) too; metrics are grouped by regime.
         modality: ``text`` (coordinate listing), ``vision`` (PNG) or ``both``.
         batch_size: cells per call (the detection task's batch size: 10).
         seeds: explicit instance seeds (``-T seeds=4810,1734``); overrides n_seeds.

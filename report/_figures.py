@@ -24,10 +24,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from spatialstale.env import CHANGE_REGIMES as REGIMES
-
 from ._load import FLAG_CELLS
-from ._navigation_stats import VIEW, strategies_in, view_order
+from ._navigation_stats import PAPER_REGIMES, VIEW, regime_order, regimes_in, strategies_in, view_order
 
 VIEW_KEY = VIEW
 
@@ -130,9 +128,12 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
         return None
     models = _models(summary)
     modalities = [m for m in ("text", "vision", "both") if m in set(summary.modality)]
-    fig, axes = plt.subplots(1, 3, figsize=(4 + 1.1 * len(models) * 3, 3.8), sharey=True, squeeze=False)
+    regimes = regime_order(summary.regime)
+    fig, axes = plt.subplots(
+        1, len(regimes), figsize=(4 + 1.1 * len(models) * len(regimes), 3.8), sharey=True, squeeze=False
+    )
     width = 0.8 / len(modalities)
-    for ax, regime in zip(axes[0], REGIMES, strict=True):
+    for ax, regime in zip(axes[0], regimes, strict=True):
         x = np.arange(len(models))
         ax.set_xlim(-0.6, len(models) - 0.4)  # room for the outer bars' labels
         for k, modality in enumerate(modalities):
@@ -199,17 +200,19 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
         return None
     models = _models(part)
     strategies = [s for s in ("nofilter", "omcd", "oracle") if s in set(part.strategy)]
+    regimes = regime_order(part.regime)
+    panel = 3.6 if len(regimes) <= len(PAPER_REGIMES) else 1.2 * len(regimes)  # wider for a regime beyond the paper's
     fig, axes = plt.subplots(
-        1, len(models), figsize=(0.6 + 3.6 * len(models), 3.8), sharey=True, squeeze=False, layout="constrained"
+        1, len(models), figsize=(0.6 + panel * len(models), 3.8), sharey=True, squeeze=False, layout="constrained"
     )
     width = 0.8 / len(strategies)
     for ax, model in zip(axes[0], models, strict=True):
         _unit_axis(ax)
-        x = np.arange(len(REGIMES))
-        ax.set_xlim(-0.6, len(REGIMES) - 0.4)  # room for the outer bars' labels
+        x = np.arange(len(regimes))
+        ax.set_xlim(-0.6, len(regimes) - 0.4)  # room for the outer bars' labels
         for k, strategy in enumerate(strategies):
             values, low, high = [], [], []
-            for regime in REGIMES:
+            for regime in regimes:
                 cell = part[(part.model == model) & (part.regime == regime) & (part.strategy == strategy)]
                 v = cell.success.iloc[0] if len(cell) else math.nan
                 values.append(v)
@@ -227,7 +230,7 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
                 color=STRATEGY_COLOURS.get(strategy, "black"),
             )
             _label_bars(ax, x + (k - (len(strategies) - 1) / 2) * width, values, high)
-        ax.set_xticks(x, REGIMES)
+        ax.set_xticks(x, regimes)
         ax.set_title(wrap(short(model), 34), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("success rate (95% bootstrap CI over seeds)")
@@ -272,6 +275,16 @@ def fig6_steps(rates: pd.DataFrame, path: Path) -> Path | None:
 
 
 REGIME_MARKERS = {"L1": "o", "L2": "s", "L3": "^"}
+OTHER_MARKERS = ("D", "v", "P", "X", "*", "h")
+"""The markers of the regimes beyond the paper's in Fig. 7, in :func:`regime_order`."""
+
+
+def regime_markers(present: pd.Series) -> dict[str, str]:
+    """A marker per regime present: the paper's own, then one each for the others."""
+    others = [r for r in regimes_in(present) if r not in PAPER_REGIMES]
+    return {**REGIME_MARKERS, **{r: OTHER_MARKERS[i % len(OTHER_MARKERS)] for i, r in enumerate(others)}}
+
+
 SPREAD = 0.025
 """Points closer than this (precision-recall units) share a place."""
 RING = 0.045
@@ -322,6 +335,7 @@ def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=0.8)
     colours = plt.get_cmap("tab10")
     models = _models(summary)
+    markers = regime_markers(drawn.regime)
     rows = list(drawn.itertuples())
     places = spread([(float(row.recall), float(row.precision)) for row in rows])
     clusters: dict[tuple[float, float], list[tuple[float, float]]] = {}
@@ -330,7 +344,7 @@ def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
         ax.scatter(
             x,
             y,
-            marker=REGIME_MARKERS.get(str(row.regime), "D"),
+            marker=markers[str(row.regime)],
             s=55,
             facecolors=colour if row.modality == "text" else "white",
             edgecolors=colour,
@@ -359,9 +373,8 @@ def fig7_precision_recall(summary: pd.DataFrame, path: Path) -> Path | None:
         for k, m in enumerate(models)
     ]
     handles += [
-        Line2D([], [], ls="", marker=m, color="black", mfc="grey", label=regime)
-        for regime, m in REGIME_MARKERS.items()
-        if regime in set(drawn.regime)
+        Line2D([], [], ls="", marker=markers[regime], color="black", mfc="grey", label=regime)
+        for regime in regimes_in(drawn.regime)
     ]
     handles += [
         Patch(facecolor="black", edgecolor="black", label="text (filled)"),
@@ -387,9 +400,12 @@ def fig8_thaw_freeze(tf: pd.DataFrame, path: Path) -> Path | None:
         return None
     runs = sorted({(m, mod) for m, mod in zip(tf.model, tf.modality, strict=True)})
     height = 0.38
-    fig, axes = plt.subplots(1, 3, figsize=(13, 1.2 + 0.75 * len(runs)), sharey=True, squeeze=False)
+    regimes = regime_order(tf.regime)
+    fig, axes = plt.subplots(
+        1, len(regimes), figsize=(4 + 3 * len(regimes), 1.2 + 0.75 * len(runs)), sharey=True, squeeze=False
+    )
     y = np.arange(len(runs))[::-1]
-    for ax, regime in zip(axes[0], REGIMES, strict=True):
+    for ax, regime in zip(axes[0], regimes, strict=True):
         for k, kind in enumerate(("thaw", "freeze")):
             values, counts = [], []
             for model, modality in runs:
@@ -425,8 +441,9 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
         return None
     models = _models(pairs)
     colours = plt.get_cmap("tab10")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4), sharey=True, squeeze=False)
-    for ax, regime in zip(axes[0], REGIMES, strict=True):
+    regimes = regime_order(pairs.regime)
+    fig, axes = plt.subplots(1, len(regimes), figsize=(4 * len(regimes), 4), sharey=True, squeeze=False)
+    for ax, regime in zip(axes[0], regimes, strict=True):
         notes = []
         for k, model in enumerate(models):
             part = pairs[(pairs.model == model) & (pairs.regime == regime)]
@@ -491,7 +508,7 @@ def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
         return None
     radii = view_order(rates[VIEW_KEY].unique())
     runs = sorted({(m, mod) for m, mod in zip(rates.model, rates.modality, strict=True)})
-    regimes = [r for r in REGIMES if r in set(rates.regime)]
+    regimes = regimes_in(rates.regime)
     panels = [(model, modality, outcome) for model, modality in runs for outcome in ("success", "death")]
     fig, axes = plt.subplots(
         len(panels),
@@ -561,7 +578,7 @@ def fig_safety_cost(cost: pd.DataFrame, path: Path) -> Path | None:
     if cost.empty:
         return None
     runs = sorted({(m, mod) for m, mod in zip(cost.model, cost.modality, strict=True)})
-    regimes = [r for r in REGIMES if r in set(cost.regime)]
+    regimes = regimes_in(cost.regime)
     labels = cost.strategy.astype(str)
     strategies = strategies_in(labels)
     markers = strategy_markers(strategies)

@@ -16,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from spatialstale.solvers import SETTINGS, Axis, axes_of
+from spatialstale.protocol import SETTINGS, Axis, axes_of
 
 from ._document import Links, Table, as_int, esc, link
+from ._navigation_stats import POOLED_REGIMES
 
 ALIASES = {"regime": "regimes"}
 """Where the task metadata names an axis differently from its ``-T`` parameter."""
@@ -101,7 +102,7 @@ def away_from_paper(settings: Mapping[str, Any], kind: str) -> list[str]:
         if value and value != axis.show(axis.value):
             out.append(f"{_title(axis)} {value}")
     regime = axis_value(next(a for a in inventory_axes() if a.name == "regime"), settings)
-    if regime and any(r not in ("L1", "L2", "L3", "none") for r in regime.split(",")):
+    if regime and any(r not in POOLED_REGIMES for r in regime.split(",")):
         out.append(f"regime {regime}")
     return out
 

@@ -38,8 +38,8 @@ from inspect_ai.analysis import ColumnError, EvalColumn, SampleColumn, evals_df,
 from inspect_ai.log import EvalLog, EvalSample, EvalSampleLimit, EvalSampleSummary, list_eval_logs, read_eval_log
 
 from spatialstale.env import DEFAULT_SIZE
+from spatialstale.protocol import EDIT_JUDGMENTS, OUTCOMES, SETTINGS, Axis, axes_of
 from spatialstale.scorers import implied_detection
-from spatialstale.solvers import EDIT_JUDGMENTS, OUTCOMES, SETTINGS, Axis, axes_of
 
 SCORERS = {"detection": "stale_f1", "navigation": "episode_outcome", "perception": "perception_accuracy"}
 """The scorer of each task kind, whose values the tables read."""

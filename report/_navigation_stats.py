@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from spatialstale.env import DEFAULT_SIZE
-from spatialstale.solvers import DEFAULT_STRATEGIES, STRATEGIES
+from spatialstale.env import CHANGE_REGIMES, DEFAULT_SIZE, REGIMES, STATIC
+from spatialstale.protocol import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES
 
 from ._load import ENDS, paper_value, row_axes
 from ._stats import adjusted, bootstrap_ci, mcnemar, paired_wilcoxon
@@ -28,7 +28,7 @@ PAPER = {name: paper_value(name) for name in AXES}
 """Each axis's value in the paper's protocol, and in logs from before the axis existed."""
 FILTER, VIEW, AGENT = "filter", "view_radius", "agent"
 FULL_VIEW, PAPER_FILTER, PROMPT_AGENT = PAPER[VIEW], PAPER[FILTER], PAPER[AGENT]
-STRATEGY_ORDER = tuple(STRATEGIES)
+STRATEGY_ORDER = BUILTIN_STRATEGIES
 """The built-in strategies, the paper's five first."""
 
 
@@ -36,13 +36,43 @@ def strategy_order(present: Iterable[str] = ()) -> tuple[str, ...]:
     """The rows of a strategy table: the paper's five (a table marks an absent one
     missing), then every other strategy the logs hold (LocalVerify, then plug-ins by name)."""
     extra = set(present) - set(DEFAULT_STRATEGIES)
-    return (*DEFAULT_STRATEGIES, *sorted(extra, key=lambda s: (s not in STRATEGIES, s)))
+    return (*DEFAULT_STRATEGIES, *sorted(extra, key=lambda s: (s not in BUILTIN_STRATEGIES, s)))
 
 
 def strategies_in(values: Iterable[str]) -> list[str]:
     """The strategies among ``values``, in :func:`strategy_order` (no absent ones)."""
     present = set(values)
     return [s for s in strategy_order(present) if s in present]
+
+
+PAPER_REGIMES = CHANGE_REGIMES
+"""The paper's regimes, L1, L2, L3: every table of regimes lists them, in this order."""
+POOLED_REGIMES = (STATIC, *PAPER_REGIMES)
+"""The regimes the report's pooled numbers (the headline, the vision-text test, Fig. 6)
+pool: the paper's and the static grid. Every other regime (MA, a plug-in) has its own
+rows or columns beside the paper's, and is not pooled with them."""
+
+
+def regime_order(present: Iterable[object] = ()) -> tuple[str, ...]:
+    """The regimes of a table: the paper's L1, L2, L3 (a table marks an absent one
+    missing), then every other regime the logs hold: the other built-ins in their order
+    (``none``, MA), then plug-ins by name."""
+    builtin = {name: i for i, name in enumerate(REGIMES)}
+    extra = {str(r) for r in present} - set(PAPER_REGIMES)
+    return (*PAPER_REGIMES, *sorted(extra, key=lambda r: (builtin.get(r, len(builtin)), r)))
+
+
+def regimes_in(values: Iterable[object]) -> list[str]:
+    """The regimes among ``values``, in :func:`regime_order` (no absent ones)."""
+    present = {str(v) for v in values}
+    return [r for r in regime_order(present) if r in present]
+
+
+def pooled(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :data:`POOLED_REGIMES`: what the report's pooled numbers read."""
+    if frame.empty or "regime" not in frame.columns:
+        return frame
+    return frame[frame["regime"].isin(POOLED_REGIMES)]
 
 
 CONTRASTS: tuple[tuple[str, str], ...] = (
@@ -238,7 +268,10 @@ def _success_by_episode(episodes: pd.DataFrame) -> pd.Series:
 def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CONTRASTS) -> pd.DataFrame:
     """Paired Wilcoxon (per-seed success and death rates) and exact McNemar (success
     by seed x episode) for each contrast within each (model, regime, modality, axes);
-    Holm adjusts the Wilcoxon p-values across the whole family of the report."""
+    Holm adjusts the Wilcoxon p-values over a family: the tests of the paper's regimes
+    and the static grid (:data:`POOLED_REGIMES`) are one family, as in the paper, and
+    each other regime (MA, a plug-in) is a family of its own, so that adding a regime's
+    logs leaves the paper's adjusted p-values as they were."""
     nav = with_axes(nav)
     seeds = per_seed_rates(nav)
     names = [*CELL, *AXES]
@@ -252,7 +285,17 @@ def strategy_tests(nav: pd.DataFrame, contrasts: Sequence[tuple[str, str]] = CON
             ea = _success_by_episode(episodes[episodes.strategy == a])
             eb = _success_by_episode(episodes[episodes.strategy == b])
             rows += [{**cell, "a": a, "b": b, **test} for test in _paired(left, right, ea, eb)]
-    return adjusted(table_of(rows, TEST_COLUMNS))
+    return adjusted_by_regime(table_of(rows, TEST_COLUMNS))
+
+
+def adjusted_by_regime(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`adjusted` over each family of ``table``'s tests: those of
+    :data:`POOLED_REGIMES` together, each other regime alone."""
+    family = [r if r not in POOLED_REGIMES else "" for r in table.regime]
+    if len(set(family)) <= 1:
+        return adjusted(table)
+    parts = [adjusted(part.copy()) for _, part in table.groupby(family, sort=False)]
+    return pd.concat(parts).loc[table.index]
 
 
 AGENT_TEST_COLUMNS = (*CELL, "strategy", *(a for a in AXES if a != AGENT), "agent", *STAT_COLUMNS)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS, STRATEGIES
+from spatialstale.protocol import BUILTIN_STRATEGIES, DEFAULT_PROMPT_SET, PROMPT_SETS
 
 from ._detection_stats import main_detection
 from ._document import show
@@ -105,7 +105,7 @@ def _per_seed(det: pd.DataFrame, nav: pd.DataFrame) -> pd.DataFrame:
 
 def _order(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Rows by cell, strategies in the suite's order (detection first), then set."""
-    strategies = (DETECTION_MEASURE, *STRATEGIES)
+    strategies = (DETECTION_MEASURE, *BUILTIN_STRATEGIES)
 
     def key(column: pd.Series) -> pd.Series:
         if column.name == "strategy":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spatialstale.solvers import DEFAULT_PROMPT_SET, PROMPT_SETS
+from spatialstale.protocol import DEFAULT_PROMPT_SET, PROMPT_SETS
 
 from . import _sections_beyond as beyond
 from . import _sections_k as k_sections
@@ -41,6 +41,7 @@ from ._navigation_stats import (
     outcome_rates,
     paper_cells,
     paper_view,
+    pooled,
     with_axes,
 )
 from ._prompt_sets import PROMPT_SET_KEY
@@ -112,10 +113,12 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     # keeps every side for App. E, its other tables read n = 8 (main_detection)
     every_nav = main_grid(every_nav)
     # App. K's runs (distractors, edits, memory as crops, another agent's world) have their
-    # own section; every other section reads the paper's regimes and memory
+    # own section; every other section reads the paper's memory, every regime in the logs
+    # (the paper's first; a table of regimes gives any other its row or column), and the
+    # pooled numbers (the headline, the vision-text test, Fig. 6) the paper's regimes alone
     planned_nav = matching(with_axes(every_nav), {k: v for k, v in PAPER.items() if k != "distractors"})
-    det = k_sections.paper_detection(every_det)
-    every_nav = k_sections.at_paper(k_sections.paper_regimes(every_nav), "distractors")
+    det = k_sections.at_paper(every_det, *k_sections.DETECTION_AXES)
+    every_nav = k_sections.at_paper(every_nav, "distractors")
     # the paper's tables and figures: full view and the per-step prompt navigator (filter
     # modes side by side); fog and the tool-calling navigator have their own sections
     nav = paper_view(every_nav) if not every_nav.empty else every_nav
@@ -136,7 +139,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
         context: dict[str, object] = {
             "alpha": ALPHA,
             "cut_warning": cut_warning(results.cut(), totals, left_out=not results.left_out.empty),
-            "headline": headline(det, nav),
+            "headline": headline(pooled(det), pooled(nav)),
             "overview": paper_sections.overview(results, source, links),
             "prompt_note": prompt_note,
             "navigation": paper_sections.navigation(nav, rates, out, links),

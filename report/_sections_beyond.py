@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from spatialstale.env import CHANGE_REGIMES as REGIMES
-
 from . import _figures as figures
 from . import _perception as probe
 from . import _prompt_sets as prompt_sets
@@ -42,6 +40,7 @@ from ._navigation_stats import (
     matching,
     nomemory_bound,
     outcome_rates,
+    regime_order,
     strategy_label,
     strategy_order,
     strategy_tests,
@@ -71,7 +70,7 @@ def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
     for modality in sorted(nav.modality.unique()):
         rows = []
         for model in sorted(nav.model.unique()):
-            for regime in REGIMES:
+            for regime in regime_order(nav.regime):
                 for strategy in strategy_order(nav.strategy):
                     keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
                     if first_row(rates, **keys) is None:
@@ -259,11 +258,12 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
     if cost.empty:
         return {"empty": True}
     rows = []
+    regimes = regime_order(cost.regime)
 
     def order(r: pd.Series) -> tuple[object, ...]:
         strategy = str(r.strategy)
         known = STRATEGY_ORDER.index(strategy) if strategy in STRATEGY_ORDER else len(STRATEGY_ORDER)
-        return (r.model, r.modality, REGIMES.index(r.regime) if r.regime in REGIMES else 9, known, strategy)
+        return (r.model, r.modality, regimes.index(r.regime), known, strategy)
 
     for r in sorted(cost.itertuples(), key=order):
         keys = {"model": r.model, "regime": r.regime, "modality": r.modality, "strategy": r.strategy}

@@ -12,27 +12,25 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
+from spatialstale.env import CHANGE_REGIMES, OtherAgent
 
 from ._document import MISSING, Evidence, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
 from ._load import EDIT_COUNTS, paper_value
-from ._navigation_stats import matching, strategies_in
+from ._navigation_stats import matching, pooled, strategies_in
 from ._stats import bootstrap_ci, paired_wilcoxon
 
 DETECTION_AXES = ("distractors", "edits", "memory")
 """The detection axes of App. K; every other part holds the others at the paper's value."""
-OTHER_AGENT = AGENT_REGIMES[0]
-"""The regime whose changes another agent makes."""
+OTHER_AGENT = OtherAgent.name
+"""The regime whose changes another agent makes (MA), this section's part."""
 CELL = ("model", "regime", "modality")
 
 
 def paper_regimes(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the paper's change regimes (and the static grid): the paper's tables
-    pool or list regimes, so another agent's world has its own part here."""
-    if frame.empty or "regime" not in frame.columns:
-        return frame
-    return frame[frame["regime"].isin(("none", *CHANGE_REGIMES))]
+    """The rows of the paper's change regimes (and the static grid), which the prompt
+    sensitivity pools; another agent's world has its own part here too."""
+    return pooled(frame)
 
 
 def at_paper(frame: pd.DataFrame, *axes: str) -> pd.DataFrame:

@@ -17,8 +17,6 @@ from typing import Any
 
 import pandas as pd
 
-from spatialstale.env import CHANGE_REGIMES as REGIMES
-
 from . import _figures as figures
 from . import _paper as paper
 from ._detection_stats import (
@@ -62,6 +60,9 @@ from ._navigation_stats import (
     FILTER,
     MAIN_GRID_SIZE,
     PAPER_FILTER,
+    POOLED_REGIMES,
+    pooled,
+    regime_order,
     strategy_label,
     strategy_order,
     strategy_tests,
@@ -229,9 +230,13 @@ def _usage(results: Results) -> Table:
 def _stale_ratios(det: pd.DataFrame) -> Table:
     ratios = stale_ratios(det)
     rows = []
-    for regime in REGIMES:
+    for regime in regime_order(ratios.regime):
         r = first_row(ratios, regime=regime)
-        ref = paper.STALE_RATIO[regime]
+        ref = paper.STALE_RATIO.get(regime)
+        if ref is None:  # a regime beyond the paper: ours alone
+            assert r is not None  # regime_order lists only the paper's regimes when absent
+            rows.append([regime, str(r.seeds), f"{r['mean']:.3f} ± {num(r['std'])}", _range(r), "not in the paper"])
+            continue
         theirs = f"{ref[0]:.3f} ± {ref[1]:.3f} [{ref[2]:.3f}, {ref[3]:.3f}]"
         if r is None:
             rows.append([regime, "0", MISSING, "", theirs])
@@ -241,11 +246,15 @@ def _stale_ratios(det: pd.DataFrame) -> Table:
                 regime,
                 str(r.seeds),
                 f"{r['mean']:.3f} ± {num(r['std'])}",
-                f"[{r['min']:.3f}, {r['max']:.3f}]",
+                _range(r),
                 f"{theirs} (Δ mean {r['mean'] - ref[0]:+.3f})",
             ]
         )
     return Table(["regime", "seeds", "ours mean ± std", "ours range", "paper (50 seeds)"], rows)
+
+
+def _range(r: pd.Series) -> str:
+    return f"[{r['min']:.3f}, {r['max']:.3f}]"
 
 
 # --- navigation ---------------------------------------------------------------------
@@ -271,6 +280,8 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
     paper_rates = rates[rates[FILTER] == PAPER_FILTER] if FILTER in rates.columns else rates
     models = sorted(nav.model.unique())
     modalities = sorted(nav.modality.unique())
+    # the paper's regimes, then any other the logs hold (MA, a plug-in): a column or rows each
+    regimes = regime_order(nav.regime)
 
     table3 = []
     for modality in modalities:
@@ -278,19 +289,19 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         for model in models:
             for strategy, mode in strategy_rows:
                 row = [name(model), strategy_label(strategy, mode, figures.STRATEGY_NAMES)]
-                for regime in REGIMES:
+                for regime in regimes:
                     keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
                     r = first_row(rates, **keys, filter=mode)
                     text = f"{pct(r.success)} / {pct(r.death)}" if r is not None else ""
                     row.append(MISSING if r is None else evidence(text, nav, links, **keys, filter=mode))
                 rows.append(row)
-        table3.append((modality, Table(["model", "strategy", *(f"{r} SR / Death" for r in REGIMES)], rows)))
+        table3.append((modality, Table(["model", "strategy", *(f"{r} SR / Death" for r in regimes)], rows)))
 
     detail = []
     for model in models:
         ref_model = paper.paper_model(model)
         for modality in modalities:
-            for regime in REGIMES:
+            for regime in regimes:
                 for strategy, mode in strategy_rows:
                     label = strategy_label(strategy, mode)
                     keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
@@ -333,7 +344,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
     steps = []
     for model in models:
         ref_model = paper.paper_model(model) or ""
-        for regime in REGIMES:
+        for regime in regimes:
             for strategy, mode in strategy_rows:
                 label = strategy_label(strategy, mode)
                 r = first_row(rates, model=model, regime=regime, strategy=strategy, filter=mode)
@@ -352,6 +363,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                 steps.append([name(model), regime, label, *cells, "; ".join(refs)])
 
     return {
+        "beyond": _beyond(regimes),
         "table3": table3,
         "detail": Table(detail_header, detail),
         "tests": Table(["model", "regime", *TEST_HEADER, "paper"], test_rows),
@@ -366,7 +378,9 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
             ["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], steps
         ),
         "fig6": Figure(
-            figures.fig6_steps(paper_rates, out / "fig6_steps.png"), "Fig. 6: mean steps by outcome and strategy"
+            # pooled over the paper's regimes (and the static grid), as the paper pools them
+            figures.fig6_steps(pooled(paper_rates), out / "fig6_steps.png"),
+            "Fig. 6: mean steps by outcome and strategy",
         ),
     }
 
@@ -386,7 +400,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     for model in models:
         ref_model = paper.paper_model(model) or ""
         for modality in [*MODALITIES, *(m for m in sorted(set(summary.modality)) if m not in MODALITIES)]:
-            for regime in REGIMES:
+            for regime in regime_order(summary.regime):
                 r = first_row(summary, model=model, regime=regime, modality=modality)
                 if r is None:
                     f1_rows.append([name(model), modality, regime, "0", MISSING, "", "", "", "", ""])
@@ -406,7 +420,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                         "",
                     ]
                 )
-            overall = summary[(summary.model == model) & (summary.modality == modality)]
+            overall = pooled(summary[(summary.model == model) & (summary.modality == modality)])
             ref = paper.DETECTION_F1.get((ref_model, modality))
             if ref is not None and len(overall):
                 mean = float(overall.f1_mean.mean())
@@ -427,7 +441,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     f1_header = ["model", "obs", "regime", "seeds", "F1 mean ± std", "95% CI", "P / R", "calls a seed"]
     f1_header += ["unparseable / unanswered / unknown ids", "paper"]
 
-    mod = modality_tests(det)
+    mod = modality_tests(pooled(det))  # over the (regime, seed) pairs of the paper's regimes
     mod_rows = []
     for _, t in mod[mod.reachable].iterrows():
         ref = paper.VISION_DELTA.get(paper.paper_model(str(t.model)) or "")
@@ -435,7 +449,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
             [
                 name(t.model),
                 f"{t.pairs} ({t.nonzero})"
-                + cut_of(main[(main.model == t.model) & main.modality.isin(["text", "vision"])]),
+                + cut_of(pooled(main[(main.model == t.model) & main.modality.isin(["text", "vision"])])),
                 f"{t.difference:+.3f}",
                 pvalue(t.p),
                 pvalue(t.p_holm),
@@ -481,6 +495,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         for _, c in corr.iterrows()
     ]
     return {
+        "beyond": _beyond(regime_order(summary.regime)),
         "f1": Table(f1_header, f1_rows),
         "fig3": Figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds"),
         "modality_tests": Table(
@@ -511,6 +526,11 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "paper_b10": paper.BATCH_F1_B10,
         **_growth(det, models, links, out),
     }
+
+
+def _beyond(regimes: Sequence[str]) -> str:
+    """The regimes of a table that the report's pooled numbers leave out, as a list in words."""
+    return ", ".join(r for r in regimes if r not in POOLED_REGIMES)
 
 
 def _correlated(det: pd.DataFrame, nav: pd.DataFrame, model: str, regime: str) -> pd.DataFrame:

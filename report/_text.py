@@ -5,11 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from spatialstale.env import CHANGE_REGIMES as REGIMES
-
 from ._detection_stats import detection_summary, main_detection
 from ._load import Results
-from ._navigation_stats import outcome_rates, paper_cells, strategy_order
+from ._navigation_stats import outcome_rates, paper_cells, regime_order, strategy_order
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -41,7 +39,7 @@ def demo_tables(results: Results) -> str:
         episodes = {int(n) for n in rates.episodes}
         rows = []
         for model in sorted(rates.model.unique()):
-            for regime in REGIMES:
+            for regime in regime_order(rates.regime):
                 row = [model, regime]
                 for strategy in strategies:
                     cell = rates[(rates.model == model) & (rates.regime == regime) & (rates.strategy == strategy)]
@@ -62,7 +60,7 @@ def demo_tables(results: Results) -> str:
         modalities = [m for m in ("text", "vision", "both") if m in set(summary.modality)]
         rows = []
         for model in sorted(summary.model.unique()):
-            for regime in REGIMES:
+            for regime in regime_order(summary.regime):
                 row = [model, regime]
                 for modality in modalities:
                     cell = summary[

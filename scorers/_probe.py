@@ -15,11 +15,11 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.solvers._probe import PERCEPTION_STORE_KEY
+from spatialstale.protocol import PerceptionRecord
 
 from ._pure import Confusion, confusion
 from ._rates import sample_rates
-from ._scorers import claims_from_g0, task_metrics
+from ._scorers import claims_from_g0, missing, task_metrics
 
 HOLE, ICE = "hole", "ice"
 
@@ -83,11 +83,11 @@ def perception_accuracy() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = state.store.get(PERCEPTION_STORE_KEY)
-        if record is None:
-            # An infrastructure failure, not a model failure: the sample errors.
-            raise RuntimeError(f"no {PERCEPTION_STORE_KEY!r} record in the sample store; was the probe solver run?")
-        windows = record["windows"]
+        record = PerceptionRecord(store=state.store)
+        if record.windows is None:
+            raise missing("perception")
+        windows = [w.to_dict() for w in record.windows]
+        limit = record.limit
         b = perception_breakdown(windows)
         matrix = b["matrix"]
         value: dict[str, float | int] = {
@@ -105,7 +105,7 @@ def perception_accuracy() -> Scorer:
             "unparseable": b["unparseable"],
             "calls": b["calls"],
             "windows": b["windows"],
-            "limit": int(record["limit"] is not None),
+            "limit": int(limit is not None),
         }
         # every rate beside its counts, as declared (``_rates.SCORE_RATES``)
         value = sample_rates("perception", value) | value
@@ -118,10 +118,9 @@ def perception_accuracy() -> Scorer:
                 f"as ice {matrix[HOLE][ICE]}, not read {matrix[HOLE]['none']}; ice read as ice {matrix[ICE][ICE]}, "
                 f"as hole {matrix[ICE][HOLE]}, not read {matrix[ICE]['none']}; unparseable calls "
                 f"{b['unparseable']}, unanswered {b['unanswered']}, conflicting {b['conflicting']}, "
-                f"cells outside the batch {b['unknown_cells']}"
-                + (f"; ended early: {record['limit']}" if record["limit"] else "")
+                f"cells outside the batch {b['unknown_cells']}" + (f"; ended early: {limit}" if limit else "")
             ),
-            metadata={"matrix": matrix, "windows": windows, "limit": record["limit"]},
+            metadata={"matrix": matrix, "windows": windows, "limit": limit},
         )
 
     return score

@@ -9,7 +9,7 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.solvers import DETECTION_STORE_KEY, EPISODE_STORE_KEY, OUTCOMES, edit_counts, judge_edit
+from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, edit_counts, judge_edit
 
 from . import _metrics as m
 from ._pure import Confusion, detection_breakdown
@@ -72,12 +72,10 @@ def edit_judgments(windows: list[dict[str, Any]], positions: dict[str, tuple[int
     return out
 
 
-def _record(state: TaskState, key: str) -> Any:
-    record = state.store.get(key)
-    if record is None:
-        # An infrastructure failure, not a model failure: the sample errors.
-        raise RuntimeError(f"no {key!r} record in the sample store; was the matching solver run?")
-    return record
+def missing(what: str) -> RuntimeError:
+    """The error of a sample whose store holds no record of ``what`` (``detection``):
+    an infrastructure failure, not a model failure, so the sample errors."""
+    return RuntimeError(f"no {what} record in the sample store; was the {what} solver run?")
 
 
 def task_metrics(task: str, key: str, *, within: str | None = None, options: Collection[str] = ()) -> list[Metric]:
@@ -115,8 +113,11 @@ def stale_f1() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = _record(state, DETECTION_STORE_KEY)
-        windows = record["windows"]
+        record = DetectionRecord(store=state.store)
+        if record.windows is None:
+            raise missing("detection")
+        windows = [w.to_dict() for w in record.windows]
+        limit = record.limit
         meta = state.metadata
         distractor_ids = {str(d["id"]) for d in meta.get("distractor_entries", [])}
         b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")), distractor_ids)
@@ -129,7 +130,7 @@ def stale_f1() -> Scorer:
             "fn": c.fn,
             "tn": c.tn,
             **{k: cast(int, b[k]) for k in ("unanswered", "conflicting", "judgments", "unknown_ids", "unparseable")},
-            "limit": int(record["limit"] is not None),
+            "limit": int(limit is not None),
             "thaw_detected": thaw[0],
             "thaw_total": thaw[1],
             "freeze_detected": freeze[0],
@@ -163,7 +164,7 @@ def stale_f1() -> Scorer:
                     if distractor_ids
                     else ""
                 )
-                + (f"; ended early: {record['limit']}" if record["limit"] else "")
+                + (f"; ended early: {limit}" if limit else "")
                 + (
                     f"; edits of the {len(edits)} stale entries: correct {value['edits_correct']}, wrong "
                     f"{value['edits_wrong']}, missing {value['edits_missing']}, unreadable {value['edits_unreadable']}"
@@ -176,7 +177,7 @@ def stale_f1() -> Scorer:
                 "thaw": {"detected": thaw[0], "total": thaw[1]},
                 "freeze": {"detected": freeze[0], "total": freeze[1]},
                 "windows": windows,
-                "limit": record["limit"],
+                "limit": limit,
                 **({"edits": edits} if edits is not None else {}),
             },
         )
@@ -205,47 +206,47 @@ def episode_outcome() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        episode = _record(state, EPISODE_STORE_KEY)
-        outcome = str(episode["outcome"])
-        steps = int(episode["steps"])
+        record = NavigationRecord(store=state.store)
+        episode, cost = record.episode, record.cost
+        if episode is None or cost is None:
+            raise missing("navigation")
+        outcome = episode.outcome
+        steps = episode.steps
         value: dict[str, float | int] = {key: int(outcome == key) for key in OUTCOMES}
         value |= {
             "steps": steps,
-            "reward": float(episode["reward"]),
-            "fallbacks": int(episode["fallbacks"]),
-            "ambiguous": int(episode["ambiguous"]),
-            "unreadable": int(episode["unreadable"]),
-            "audit_calls": int(episode["audit_calls"]),
-            "audit_unparseable": int(episode["audit_unparseable"]),
-            "audit_unanswered": int(episode["audit_unanswered"]),
-            "audit_conflicting": int(episode["audit_conflicting"]),
-            "died_on_stale": int(bool(episode["died_on_stale"])),
+            "reward": float(episode.reward),
+            "fallbacks": episode.fallbacks,
+            "ambiguous": episode.readings("ambiguous"),
+            "unreadable": episode.readings("unreadable"),
+            "audit_calls": episode.audit_calls,
+            "audit_unparseable": episode.audit_unparseable,
+            "audit_unanswered": episode.audit_unanswered,
+            "audit_conflicting": episode.audit_conflicting,
+            "died_on_stale": int(episode.died_on_stale),
         }
-        cost = episode["cost"]
         value |= {
-            "audit_model_calls": int(cost["audit_calls"]),
-            "audit_tokens": int(cost["audit_tokens"]),
-            "navigation_calls": int(cost["navigation_calls"]),
-            "navigation_tokens": int(cost["navigation_tokens"]),
+            "audit_model_calls": cost.audit_calls,
+            "audit_tokens": cost.audit_tokens,
+            "navigation_calls": cost.navigation_calls,
+            "navigation_tokens": cost.navigation_tokens,
         }
         value |= {f"{key}_steps": steps if outcome == key else 0 for key in OUTCOMES}
-        died = episode["died_at"]
+        died = episode.died_at
+        ambiguous, unreadable = value["ambiguous"], value["unreadable"]
         return Score(
             value=cast(Any, value),
             answer=outcome,
             explanation=(
                 f"{outcome} after {steps} steps"
                 + (f" in the hole at {tuple(died)}" if died else "")
-                + (" (a stale SAFE claim about it was in the memory view)" if episode["died_on_stale"] else "")
-                + f"; {episode['fallbacks']} fallback(s)"
-                + (
-                    f" ({episode['ambiguous']} ambiguous, {episode['unreadable']} unreadable)"
-                    if episode["fallbacks"]
-                    else ""
-                )
-                + (f"; ended early: {episode['limit']}" if episode["limit"] else "")
+                + (" (a stale SAFE claim about it was in the memory view)" if episode.died_on_stale else "")
+                + f"; {episode.fallbacks} fallback(s)"
+                + (f" ({ambiguous} ambiguous, {unreadable} unreadable)" if episode.fallbacks else "")
+                + (f"; ended early: {episode.limit}" if episode.limit else "")
             ),
-            metadata=episode,
+            # the episode as the log holds it, and what its model calls cost
+            metadata=episode.to_dict() | {"cost": cost.to_dict()},
         )
 
     return score

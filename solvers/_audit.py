@@ -11,7 +11,7 @@ entry is stale and why, and marks it a hit, a miss, a false alarm or a correct k
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from inspect_ai.log import transcript
@@ -19,57 +19,23 @@ from inspect_ai.model import Model
 from inspect_ai.util import span
 
 from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos, cell_at
-
-from ._answers import AuditParse, parse_audit, parse_selfverify
-from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
-from ._cost import record_call
-from ._edits import judge_edit
-from ._prompts import (
+from spatialstale.protocol import (
+    AuditParse,
+    AuditResult,
     Pictures,
     Sight,
     answer_config,
     audit_messages,
     audit_schema,
+    judge_edit,
+    parse_audit,
+    parse_selfverify,
     selfverify_messages,
     selfverify_schema,
 )
 
-
-@dataclass(frozen=True)
-class AuditResult:
-    """The judgments of one audit of the store against one grid.
-
-    ``unparseable`` counts calls whose answer held no readable verdict;
-    ``unanswered`` lists entries left without a verdict (so left unflagged),
-    including entries whose call never ran because a sample limit ended the audit
-    (``complete`` is then False); ``conflicting`` lists entries given contradicting
-    verdicts (left unflagged); ``unknown_ids`` lists ids the answers named that were
-    not in their batch.
-    """
-
-    step: int
-    flagged: frozenset[str]
-    calls: int
-    unparseable: int = 0
-    unanswered: tuple[str, ...] = ()
-    conflicting: tuple[str, ...] = ()
-    unknown_ids: tuple[str, ...] = ()
-    reasons: Mapping[str, str] = field(default_factory=dict)
-    complete: bool = True
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "step": self.step,
-            "flagged": sorted(self.flagged),
-            "calls": self.calls,
-            "unparseable": self.unparseable,
-            "unanswered": list(self.unanswered),
-            "conflicting": list(self.conflicting),
-            "unknown_ids": list(self.unknown_ids),
-            "reasons": dict(self.reasons),
-            "complete": self.complete,
-        }
-
+from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
+from ._cost import record_call
 
 _CELL_WORDS = {Cell.FROZEN: "safe ice", Cell.HOLE: "a hole", Cell.START: "the start", Cell.GOAL: "the goal"}
 
@@ -117,7 +83,7 @@ class Truth:
 
     def edit(self, entry: MemoryEntry, flagged: bool, edit: str | None) -> str:
         """A stale entry's proposed edit judged against the live cell (``correct``,
-        ``wrong``, ``missing``, ``unreadable``; see ``_edits.judge_edit``); ``-`` for a
+        ``wrong``, ``missing``, ``unreadable``; see ``judge_edit``); ``-`` for a
         valid entry, whose edit is not scored."""
         if entry.id not in self.stale:
             return "-"

@@ -55,6 +55,13 @@ async def in_batch_order(
     the tallies and a sample limit that ends the calls midway (the answered batches up
     to the first one still missing are kept) read as if the batches were asked one
     after another.
+
+    Not Inspect's ``collect``, which gathers the same calls but does other work around
+    them: it keeps every result until all are in (a sample limit midway loses the
+    answered batches; here each is kept as soon as the ones before it are), wraps each
+    call in a span of its own (``task-k``, around the batch's span: two more transcript
+    events a call), and raises a group of several errors as the group (here a sample
+    limit comes first, so the solver scores what was answered).
     """
     done = [anyio.Event() for _ in batches]
 

@@ -2,33 +2,36 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from inspect_ai.model import Model
-from inspect_ai.solver import Solver, solver
+from inspect_ai.solver import Solver, TaskState, solver
 
 from spatialstale.env import Grid, Instance
+from spatialstale.protocol import DEFAULT_AUDIT_PROMPT, DETECTION, DetectionRecord, DetectionWindow, Pictures, Sight
 
 from ._audit import AuditTally, Truth, batched_audit
-from ._prompts import DEFAULT_AUDIT_PROMPT, Pictures, Sight
 from ._sample import AUDITOR_ROLE
-from ._settings import DETECTION
-from ._windows import Window, window_solve
-
-DETECTION_STORE_KEY = "spatialstale:detection"
+from ._windows import window_solve
 
 
-def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> Window:
+def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> DetectionWindow:
     result = tally.result(complete=complete)
-    window: Window = {**result.to_dict(), "grid": list(grid), "truth": sorted(instance.stale_ids(grid))}
-    if edits:
+    return DetectionWindow(
+        audit=result,
+        grid=grid,
+        truth=tuple(sorted(instance.stale_ids(grid))),
         # the edit proposed for each entry flagged stale (none for the others): scored by stale_f1
-        window["edits"] = {mid: tally.edits[mid] for mid in sorted(result.flagged) if mid in tally.edits}
-    return window
+        edits={mid: tally.edits[mid] for mid in sorted(result.flagged) if mid in tally.edits} if edits else None,
+    )
 
 
-def _flagged(windows: list[Window]) -> str:
-    flagged = sum(len(cast(list[str], w["flagged"])) for w in windows)
+def _keep(state: TaskState, windows: list[DetectionWindow], limit: str | None) -> None:
+    record = DetectionRecord(store=state.store)
+    record.windows = windows
+    record.limit = limit
+
+
+def _flagged(windows: list[DetectionWindow]) -> str:
+    flagged = sum(len(w.audit.flagged) for w in windows)
     return f"{len(windows)} detection window(s), {flagged} entries flagged"
 
 
@@ -82,9 +85,9 @@ def detect(
     return window_solve(
         role=audit_model_role,
         title="detection window",
-        store_key=DETECTION_STORE_KEY,
         start=lambda instance, step, grid: AuditTally(step, instance.memory),
         read=audit,
         record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, edits),
+        keep=_keep,
         summary=_flagged,
     )

@@ -15,26 +15,29 @@ from spatialstale.env import (
     greedy_action,
     validate_view_radius,
 )
-
-from ._answers import ActionParse, read_action
-from ._cost import CallCost, counting, record_call
-from ._episode import Episode, StepRecord, step_table, take_step
-from ._plugins import make_strategy
-from ._prompts import (
+from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     NAVIGATE_SCHEMA,
+    NAVIGATION,
+    NAVIGATORS,
+    ActionParse,
+    CallCost,
+    Episode,
+    NavigationRecord,
     Sight,
+    StepRecord,
     answer_config,
     navigate_messages,
+    read_action,
 )
-from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
-from ._settings import NAVIGATION
-from ._strategies import MemoryStrategy, StrategyContext
-from ._tools import NAVIGATORS, ToolEpisode, run_tool_episode, tool_counts
 
-EPISODE_STORE_KEY = "spatialstale:episode"
+from ._cost import counting, record_call
+from ._episode import step_table, take_step
+from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
+from ._strategies import MemoryStrategy, StrategyContext, make_strategy
+from ._tools import ToolCounts, run_tool_episode
 
 
 async def choose_action(
@@ -115,7 +118,9 @@ async def run_episode(
 
 def _store(state: TaskState, episode: Episode, cost: CallCost) -> None:
     # the cost is counted at the model calls, not by the strategy (``_cost``)
-    state.store.set(EPISODE_STORE_KEY, episode.to_dict() | {"cost": cost.to_dict()})
+    record = NavigationRecord(store=state.store)
+    record.episode = episode
+    record.cost = cost
     state.output.completion = f"{episode.outcome} after {episode.steps} steps" + (
         f" ({episode.limit})" if episode.limit else ""
     )
@@ -186,26 +191,22 @@ def navigate(
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
-        records: list[StepRecord] = []
         with counting() as cost:
-            await _play(state, env, strategy, records, cost)
+            await _play(state, env, strategy, cost)
         return state
 
-    async def _play(
-        state: TaskState,
-        env: DynamicFrozenLakeEnv,
-        strategy: MemoryStrategy,
-        records: list[StepRecord],
-        cost: CallCost,
-    ) -> None:
+    async def _play(state: TaskState, env: DynamicFrozenLakeEnv, strategy: MemoryStrategy, cost: CallCost) -> None:
         shown = sight.for_instance(env.instance)  # MA: the other agent's route in every observation
+        # kept as they grow, so an episode a sample limit ends is recorded as far as it went
+        records: list[StepRecord] = []
+        counts = ToolCounts()
         try:
             if agent == "tools":
                 # the tool navigator's conversation is the sample's messages: the
                 # viewer's Messages tab shows it, and Inspect's message limit applies to
                 # it as to any agent's (the per-step navigator has no conversation)
                 state.messages = []
-                episode: Episode = await run_tool_episode(
+                episode = await run_tool_episode(
                     env,
                     strategy,
                     get_model(),
@@ -214,6 +215,7 @@ def navigate(
                     records=records,
                     view_radius=view_radius,
                     messages=state.messages,
+                    counts=counts,
                 )
             else:
                 episode = await run_episode(
@@ -228,12 +230,8 @@ def navigate(
                 )
         except limit_errors() as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".
-            if agent == "tools":
-                episode = ToolEpisode.interrupted(
-                    env, strategy.audits, records, limit_reason(ex), view_radius, tools=tool_counts()
-                )
-            else:
-                episode = Episode.interrupted(env, strategy.audits, records, limit_reason(ex), view_radius)
+            tools = counts.to_dict() if agent == "tools" else None
+            episode = Episode.interrupted(env, strategy.audits, records, limit_reason(ex), view_radius, tools)
             _store(state, episode, cost)
             raise
         _store(state, episode, cost)

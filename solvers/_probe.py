@@ -5,36 +5,36 @@ or both; the agent drawn at S), with no memory: each call asks for the type of a
 batch of cells, ``batch_size`` cells a call in row-major order, so an observation
 costs ⌈n²/B⌉ calls like an audit. L1/L2 read the grid after the pre-game changes;
 L3 reads the grid of every detection window (after each scheduled event). The
-answers are read by ``_cells.read_perception``.
+answers are read by ``read_perception`` (``spatialstale.protocol``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 from inspect_ai.model import Model
-from inspect_ai.solver import Solver, solver
+from inspect_ai.solver import Solver, TaskState, solver
 
 from spatialstale.env import Grid, Instance, Pos
-
-from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
-from ._cells import PerceptionParse, read_perception
-from ._prompts import (
+from spatialstale.protocol import (
     DEFAULT_PERCEPTION_PROMPT,
+    PERCEPTION,
+    PerceptionParse,
+    PerceptionRecord,
+    PerceptionWindow,
     Sight,
     all_cells,
     answer_config,
     cell_label,
     perception_messages,
     perception_schema,
+    read_perception,
 )
-from ._sample import AUDITOR_ROLE
-from ._settings import PERCEPTION
-from ._windows import Window, window_solve
 
-PERCEPTION_STORE_KEY = "spatialstale:perception"
+from ._batches import BatchTable, answer_notes, ask_in_batches, batches_of, reading
+from ._sample import AUDITOR_ROLE
+from ._windows import window_solve
 
 
 @dataclass
@@ -61,20 +61,20 @@ class ProbeTally:
         self.unknown += parsed.unknown_cells
         self.unparseable += parsed.error is not None
 
-    def window(self, *, complete: bool = True) -> dict[str, object]:
-        """The window as logged; cells of batches not yet asked count as unanswered."""
+    def window(self, *, complete: bool = True) -> PerceptionWindow:
+        """The window's record; cells of batches not yet asked count as unanswered."""
         pending = [cell_label(pos) for pos in all_cells(len(self.grid)) if pos not in self.asked]
-        return {
-            "step": self.step,
-            "grid": list(self.grid),
-            "readings": dict(self.readings),
-            "unanswered": self.unanswered + pending,
-            "conflicting": list(self.conflicting),
-            "unknown_cells": list(self.unknown),
-            "calls": self.calls,
-            "unparseable": self.unparseable,
-            "complete": complete and not pending,
-        }
+        return PerceptionWindow(
+            step=self.step,
+            grid=self.grid,
+            readings=dict(self.readings),
+            unanswered=(*self.unanswered, *pending),
+            conflicting=tuple(self.conflicting),
+            unknown_cells=tuple(self.unknown),
+            calls=self.calls,
+            unparseable=self.unparseable,
+            complete=complete and not pending,
+        )
 
 
 async def probe_grid(
@@ -120,8 +120,14 @@ async def probe_grid(
     )
 
 
-def _cells_read(windows: list[Window]) -> str:
-    read = sum(len(cast(dict[str, str], w["readings"])) for w in windows)
+def _keep(state: TaskState, windows: list[PerceptionWindow], limit: str | None) -> None:
+    record = PerceptionRecord(store=state.store)
+    record.windows = windows
+    record.limit = limit
+
+
+def _cells_read(windows: list[PerceptionWindow]) -> str:
+    read = sum(len(w.readings) for w in windows)
     return f"{len(windows)} observation(s), {read} cells read"
 
 
@@ -165,9 +171,9 @@ def perception_probe(
     return window_solve(
         role=model_role,
         title="observation",
-        store_key=PERCEPTION_STORE_KEY,
         start=lambda instance, step, grid: ProbeTally(step, grid),
         read=probe,
         record=lambda instance, grid, tally, complete: tally.window(complete=complete),
+        keep=_keep,
         summary=_cells_read,
     )

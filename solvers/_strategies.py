@@ -4,8 +4,10 @@ A strategy is a small object the navigation loop asks for the memory view before
 every step, ``await strategy.view(step, grid, agent)``; it is not a branch inside
 the loop. ``STRATEGIES`` maps each built-in name to its class: the paper's five
 (``DEFAULT_STRATEGIES``, what a task runs by default) and LocalVerify, opt-in. A
-strategy written outside the suite is a plug-in (``_plugins``): any class that
-implements :class:`MemoryStrategy`, named as ``module:Class`` or by an entry point.
+strategy written outside the suite is a plug-in: any class that implements
+:class:`MemoryStrategy`, named as ``module:Class`` or by an entry point, which the
+task's settings resolve before any model call (``spatialstale.protocol``);
+:func:`make_strategy` builds either kind for an episode.
 
 The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their flags in one of
 ``FILTERS``: ``delete`` (the paper) drops a flagged entry from the view; ``unknown``
@@ -27,9 +29,9 @@ from typing import ClassVar, Protocol
 from inspect_ai.model import Model
 
 from spatialstale.env import Grid, Instance, MemoryEntry, Pos, fog
+from spatialstale.protocol import AuditResult, Sight, plugin_strategy
 
-from ._audit import AuditResult, Truth, batched_audit, selfverify_audit
-from ._prompts import Sight
+from ._audit import Truth, batched_audit, selfverify_audit
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,6 @@ class StrategyContext:
         )
 
 
-FILTERS = ("delete", "unknown")
-"""How a filtering strategy applies its flags: ``delete`` removes a flagged entry
-from the view (the paper); ``unknown`` keeps it, marked as unknown."""
-
-
 @dataclass(frozen=True)
 class UnknownEntry(MemoryEntry):
     """A flagged entry kept in the view under ``filter=unknown``.
@@ -131,7 +128,7 @@ class MemoryStrategy(Protocol):
     - ``name``: a class attribute, the strategy's name in sample ids
       (``L2-<name>-s4810``), metrics (``success_<name>``), transcripts, the study
       and the report; lower-case letters, digits and underscores, not a built-in's;
-    - ``audits``: a list of the :class:`~spatialstale.solvers.AuditResult` of every
+    - ``audits``: a list of the :class:`~spatialstale.protocol.AuditResult` of every
       audit it made, in order (empty for a strategy that makes none); the score
       counts their calls and unreadable answers;
     - ``async def view(self, step, grid, agent)``: the memory view shown to the
@@ -301,10 +298,15 @@ class LocalVerify(_Strategy):
 STRATEGIES: dict[str, type[_Strategy]] = {
     s.name: s for s in (NoMemory, NoFilter, SelfVerify, OMCD, Oracle, LocalVerify)
 }
-"""Every built-in strategy by name: the paper's five in its order, then LocalVerify."""
-
-DEFAULT_STRATEGIES = ("nomemory", "nofilter", "selfverify", "omcd", "oracle")
-"""The strategies a navigation task runs by default: the paper's five."""
+"""Every built-in strategy by name (``BUILTIN_STRATEGIES``, the names the settings
+read): the paper's five in its order, then LocalVerify."""
 
 FILTERING = tuple(name for name, strategy in STRATEGIES.items() if strategy.flags)
 """The strategies whose view a filter mode changes: NoMemory and NoFilter flag nothing."""
+
+
+def make_strategy(name: str, context: StrategyContext) -> MemoryStrategy:
+    """A new strategy of ``name`` (built-in or plug-in) for one episode."""
+    cls = STRATEGIES[name] if name in STRATEGIES else plugin_strategy(name)
+    strategy: MemoryStrategy = cls(context)
+    return strategy

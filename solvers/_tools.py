@@ -34,14 +34,15 @@ Rules for what is not a move (SPEC §7: a missing action falls back and is count
 - Unknown tools and bad arguments get Inspect's tool error (or ours, naming the valid
   choices) back; nothing a model calls can crash the sample. Every such call is counted.
 
-The episode is stored as the prompt navigator stores it (``Episode``/``StepRecord``), so
-the ``episode_outcome`` scorer and the report read it unchanged; the tool counts are
-added to it under ``tools`` (and kept in the store under ``TOOLS_STORE_KEY``).
+The episode is recorded as the prompt navigator records it (``Episode``/``StepRecord``),
+so the ``episode_outcome`` scorer and the report read it unchanged; it also holds the
+tool counts (``Episode.tools``). The prompt, the tools' names and ``recall``'s answers are
+the protocol's (``spatialstale.protocol``); the loop and its rules are here.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -56,46 +57,30 @@ from inspect_ai.model import (
     execute_tools,
 )
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
-from inspect_ai.util import span, store
+from inspect_ai.util import span
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, fog, greedy_action
-
-from ._cost import record_call
-from ._episode import Episode, StepRecord, step_table, take_step
-from ._prompts import (
+from spatialstale.protocol import (
+    EPISODE_OVER,
+    MOVE_NAME,
     NAVIGATE_SCHEMA,
     NAVIGATE_TOOLS,
+    NO_MEMORY_ANSWER,
+    RECALL_NAME,
+    Episode,
     Sight,
+    StepRecord,
     answer_config,
+    no_entry_answer,
     position_line,
     system_message,
     user_message,
 )
+
+from ._cost import record_call
+from ._episode import step_table, take_step
 from ._strategies import MemoryStrategy
 
-NAVIGATORS = ("prompt", "tools")
-"""How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
-view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
-
-DEFAULT_TOOLS_PROMPT = """\
-You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
-Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
-Coordinates are (row,col), row 0 at the top.
-Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
-a move off the grid leaves the agent in place. It returns what you see after the step.
-The episode also ends when the step budget runs out.
-Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
-exploration of this grid.
-Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
-
-TOOLS_STORE_KEY = "spatialstale:tools"
-
-NO_MEMORY_ANSWER = "You have no memory of this grid."
-"""``recall``'s answer under NoMemory, whatever the cell."""
-
-EPISODE_OVER = "the episode is over: no more calls are taken"
-MOVE_NAME = "move"
-RECALL_NAME = "recall"
 DIRECTIONS = {"up": Action.UP, "down": Action.DOWN, "left": Action.LEFT, "right": Action.RIGHT}
 
 
@@ -108,11 +93,6 @@ def _shown(value: object, limit: int = 40) -> str:
     # a refusal quotes what the model sent, but never echoes a huge argument back
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def no_entry_answer(row: int, col: int) -> str:
-    """``recall``'s answer for a cell the memory view holds no entry for."""
-    return f"Memory holds no entry for ({row},{col})."
 
 
 @dataclass
@@ -145,16 +125,6 @@ class ToolCounts:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class ToolEpisode(Episode):
-    """An episode the tool-using navigator played: an ``Episode`` plus its tool counts."""
-
-    tools: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, object]:
-        return {**super().to_dict(), "agent": "tools", "tools": dict(self.tools)}
-
-
 def _text_or_parts(parts: list[Content]) -> ToolResult:
     # a tool result reads best as one string; images need the content list
     if all(isinstance(p, ContentText) for p in parts):
@@ -177,13 +147,14 @@ class ToolRun:
         sight: Sight,
         records: list[StepRecord],
         view_radius: int | None = None,
+        counts: ToolCounts | None = None,
     ) -> None:
         self.env = env
         self.view_radius = view_radius
         self.strategy = strategy
         self.sight = sight
         self.records = records
-        self.counts = ToolCounts()
+        self.counts = ToolCounts() if counts is None else counts
         self.view: tuple[MemoryEntry, ...] | None = None
         self.view_step = -1
         self.calls_since_move = 0
@@ -282,9 +253,9 @@ class ToolRun:
         entry = next((e for e in self.view if e.is_cell and e.pos == (row, col)), None)
         return no_entry_answer(row, col) if entry is None else entry.line
 
-    def episode(self) -> ToolEpisode:
-        """The finished episode, as the prompt navigator's ``Episode`` plus the counts."""
-        return ToolEpisode.finished(
+    def episode(self) -> Episode:
+        """The finished episode, as the prompt navigator's plus the counts."""
+        return Episode.finished(
             self.env,
             self.strategy.audits,
             self.records,
@@ -383,7 +354,8 @@ async def run_tool_episode(
     records: list[StepRecord] | None = None,
     view_radius: int | None = None,
     messages: list[ChatMessage] | None = None,
-) -> ToolEpisode:
+    counts: ToolCounts | None = None,
+) -> Episode:
     """Play one episode as a conversation with ``move`` and ``recall`` tools.
 
     Args:
@@ -399,6 +371,7 @@ async def run_tool_episode(
             audits see what its context says, as for the prompt navigator.
         messages: the conversation is appended here as it grows (a new list when
             None), so a caller keeps it, as far as it went, when a limit ends the episode.
+        counts: the tool counts, kept as they grow (new ones when None), likewise.
     """
     env.reset()
     run = ToolRun(
@@ -407,48 +380,40 @@ async def run_tool_episode(
         sight=sight,
         records=[] if records is None else records,
         view_radius=view_radius,
+        counts=counts,
     )
     tools = [move_tool(run), recall_tool(run)]
     config = answer_config(NAVIGATE_SCHEMA, False, navigator)
-    try:
-        await run.refresh()
-        messages = [] if messages is None else messages
-        messages[:] = [
-            system_message(prompt, env.instance.size, NAVIGATE_TOOLS),
-            user_message(run.situation()),
-        ]
-        while not run.over:
-            async with span(f"step {env.steps + 1}", type="step"):
-                steps = env.steps
-                while env.steps == steps and not run.over:
-                    await run.refresh()
-                    output = await navigator.generate(input=messages, tools=tools, config=config)
-                    record_call("navigation", output)
-                    run.counts.turns += 1
-                    message = output.message
-                    history = list(messages)
-                    messages.append(message)
-                    if not message.tool_calls:
-                        run.counts.no_call_turns += 1
-                        note = await _fallback(run, message.text or "(no tool call)", "Your answer called no tool")
-                        messages.extend([note] if note else [])
-                        continue
-                    for call in message.tool_calls:
-                        messages.extend(await _run_call(run, history, message, call, tools))
-                    if env.steps == steps and not run.over and run.calls_since_move >= run.budget:
-                        run.counts.stalled += 1
-                        note = await _fallback(
-                            run,
-                            f"({run.calls_since_move} calls without a move)",
-                            f"You made {run.calls_since_move} calls without a move",
-                        )
-                        messages.extend([note] if note else [])
-    finally:
-        store().set(TOOLS_STORE_KEY, run.counts.to_dict())
+    await run.refresh()
+    messages = [] if messages is None else messages
+    messages[:] = [
+        system_message(prompt, env.instance.size, NAVIGATE_TOOLS),
+        user_message(run.situation()),
+    ]
+    while not run.over:
+        async with span(f"step {env.steps + 1}", type="step"):
+            steps = env.steps
+            while env.steps == steps and not run.over:
+                await run.refresh()
+                output = await navigator.generate(input=messages, tools=tools, config=config)
+                record_call("navigation", output)
+                run.counts.turns += 1
+                message = output.message
+                history = list(messages)
+                messages.append(message)
+                if not message.tool_calls:
+                    run.counts.no_call_turns += 1
+                    note = await _fallback(run, message.text or "(no tool call)", "Your answer called no tool")
+                    messages.extend([note] if note else [])
+                    continue
+                for call in message.tool_calls:
+                    messages.extend(await _run_call(run, history, message, call, tools))
+                if env.steps == steps and not run.over and run.calls_since_move >= run.budget:
+                    run.counts.stalled += 1
+                    note = await _fallback(
+                        run,
+                        f"({run.calls_since_move} calls without a move)",
+                        f"You made {run.calls_since_move} calls without a move",
+                    )
+                    messages.extend([note] if note else [])
     return run.episode()
-
-
-def tool_counts() -> dict[str, int]:
-    """The tool counts the episode's run stored, as far as it went (a limit can end it)."""
-    counts: dict[str, int] = store().get(TOOLS_STORE_KEY, {})
-    return dict(counts)

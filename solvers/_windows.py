@@ -15,21 +15,20 @@ from inspect_ai.model import Model
 from inspect_ai.solver import Generate, Solver, TaskState
 from inspect_ai.util import span
 
-from spatialstale.env import Grid, Instance
+from spatialstale.env import Grid, Instance, regime_of
 
 from ._sample import auditor_model, instance_of, limit_errors, limit_reason
 
 
 def detection_windows(instance: Instance) -> list[tuple[int, Grid]]:
-    """(step, grid) of each audit: the episode start for L1/L2 (and ``none``), and
+    """(step, grid) of each audit, at the steps the instance's regime names
+    (``ChangeRegime.windows``): the episode start for L1, L2, MA (and ``none``), and
     for L3 the grid right after each scheduled event.
 
-    Detection has no navigating agent, so no L3 flip is skipped and every scheduled
-    event is realized; the observation shows the agent at S, which never flips.
+    Detection has no navigating agent, so no scheduled flip is skipped and every event
+    is realized; the observation shows the agent at S, which never flips.
     """
-    if instance.regime == "L3":
-        return [(event.step, instance.grid_after(event.step)) for event in instance.schedule]
-    return [(0, instance.initial_grid)]
+    return [(step, instance.grid_after(step)) for step in regime_of(instance.regime).windows(instance.drawn)]
 
 
 class WindowTally(Protocol):
@@ -39,25 +38,25 @@ class WindowTally(Protocol):
 
 
 Tally = TypeVar("Tally", bound=WindowTally)
-Window = dict[str, object]
+Window = TypeVar("Window")
 
 
 def window_solve(
     *,
     role: str,
     title: str,
-    store_key: str,
     start: Callable[[Instance, int, Grid], Tally],
     read: Callable[[Model, Instance, Grid, Tally], Awaitable[object]],
     record: Callable[[Instance, Grid, Tally, bool], Window],
+    keep: Callable[[TaskState, list[Window], str | None], None],
     summary: Callable[[list[Window]], str],
 ) -> Solver:
     """A solver body that reads the grid of every detection window in turn.
 
     Each window gets a span (``"{title} k (after step t)"``) and a fresh tally
     (``start``), which ``read`` fills with the model bound to ``role``; ``record``
-    turns a tally into the window as logged (False: ended early). The windows and the
-    sample limit that ended them, if any, go to the store under ``store_key``;
+    turns a tally into the window's record (False: ended early). ``keep`` puts the
+    windows and the sample limit that ended them, if any, in the sample's store;
     ``summary`` says what they hold as the sample's completion.
     """
 
@@ -79,9 +78,9 @@ def window_solve(
             for step, grid in plan[len(windows) :]:
                 started = tally if tally is not None and tally.step == step else start(instance, step, grid)
                 windows.append(record(instance, grid, started, False))
-            _finish(state, store_key, windows, summary, limit_reason(ex))
+            _finish(state, windows, keep, summary, limit_reason(ex))
             raise
-        _finish(state, store_key, windows, summary)
+        _finish(state, windows, keep, summary)
         return state
 
     return solve
@@ -89,10 +88,10 @@ def window_solve(
 
 def _finish(
     state: TaskState,
-    store_key: str,
     windows: list[Window],
+    keep: Callable[[TaskState, list[Window], str | None], None],
     summary: Callable[[list[Window]], str],
     limit: str | None = None,
 ) -> None:
-    state.store.set(store_key, {"windows": windows, "limit": limit})
+    keep(state, windows, limit)
     state.output.completion = summary(windows) + (f"; ended early by a sample limit ({limit})" if limit else "")

@@ -1,10 +1,10 @@
 """What a study's samples ask, call by call, measured before anything is sent.
 
-Every prompt is built by the solvers' own builders (``audit_messages``,
-``selfverify_messages``, ``navigate_messages``, the tool navigator's tools) for the
+Every prompt is built by the protocol's own builders (``audit_messages``,
+``selfverify_messages``, ``navigate_messages``) and the tool navigator's tools for the
 study's real instances, over the solvers' own plan of calls (``detection_windows``,
 ``batches_of``); only the answers are assumed. Images are not drawn: the builders are
-given a :class:`~spatialstale.solvers.Sight` whose image names what it shows, and an
+given a :class:`~spatialstale.protocol.Sight` whose image names what it shows, and an
 image costs ``image_tokens(size)``. Tokens are ``ceil(chars / 4)`` per message part
 (about four characters a token for English and JSON with common BPE tokenizers),
 unless a :data:`TokenCount` from a model's own counter is given.
@@ -50,18 +50,15 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolDef
 
 from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text, fog
-from spatialstale.solvers import (
+from spatialstale.protocol import (
+    DEFAULT_TOOLS_PROMPT,
+    EDITS_REQUEST,
+    NAVIGATE_TOOLS,
     PROMPT_SETS,
     NavigationSettings,
     Pictures,
     PromptSet,
     Sight,
-    batches_of,
-    detection_windows,
-)
-from spatialstale.solvers._prompts import (
-    EDITS_REQUEST,
-    NAVIGATE_TOOLS,
     audit_messages,
     crops_prompt,
     navigate_messages,
@@ -70,7 +67,7 @@ from spatialstale.solvers._prompts import (
     system_message,
     user_message,
 )
-from spatialstale.solvers._tools import DEFAULT_TOOLS_PROMPT, move_tool, recall_tool
+from spatialstale.solvers import batches_of, detection_windows, move_tool, recall_tool
 
 CHARS_PER_TOKEN = 4
 IMAGE_BASE_TOKENS = 85

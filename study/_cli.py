@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from spatialstale.solvers import Axis, DetectionSettings, NavigationSettings
+    from spatialstale.protocol import Axis, DetectionSettings, NavigationSettings
 
     from ._matrix import Study
 
@@ -54,7 +54,7 @@ def _read(axis: Axis, items: Sequence[str]) -> list[Any]:
 
 
 def _axis(settings: type[DetectionSettings] | type[NavigationSettings], name: str) -> Axis:
-    from spatialstale.solvers import axes_of
+    from spatialstale.protocol import axes_of
 
     return next(a for a in axes_of(settings) if a.name == name)
 
@@ -141,7 +141,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _study_options(study: argparse.ArgumentParser) -> None:
     from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, N_DEFAULT_SEEDS
-    from spatialstale.solvers import DETECTION, NAVIGATION
+    from spatialstale.protocol import DETECTION, NAVIGATION
 
     from ._matrix import MAX_STUDY_SIZE, STUDY_MODALITIES
     from ._options import add_model_options
@@ -150,7 +150,12 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     study.add_argument(
         "--log-dir", default="logs/study", help="eval set log directory, local or s3://bucket/prefix (logs/study)"
     )
-    study.add_argument("--regimes", type=_names, default=list(CHANGE_REGIMES), help="default: L1,L2,L3; also MA")
+    study.add_argument(
+        "--regimes",
+        type=_names,
+        default=list(CHANGE_REGIMES),
+        help="default: L1,L2,L3; also MA, module:Class or an installed plug-in's name",
+    )
     study.add_argument(
         "--modalities", type=_names, default=list(STUDY_MODALITIES), help="detection modalities (text,vision)"
     )
@@ -242,15 +247,15 @@ def _report_options(report: argparse.ArgumentParser) -> None:
 
 
 def _study_from(args: argparse.Namespace) -> Study:
-    from spatialstale.env import AGENT_REGIMES, CHANGE_REGIMES
-    from spatialstale.solvers import DetectionSettings, NavigationSettings
+    from spatialstale.env import REGIMES, STATIC
+    from spatialstale.protocol import DetectionSettings, NavigationSettings
 
     from ._matrix import Shard, Study, study_matrix, study_seeds
     from ._options import eval_set_options, model_roles
 
     chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
-    if "none" in chosen:
-        raise ValueError(f"regimes must be among {', '.join((*CHANGE_REGIMES, *AGENT_REGIMES))}; got 'none'")
+    if STATIC in chosen:
+        raise ValueError(f"regimes must be among {', '.join(r for r in REGIMES if r != STATIC)}; got 'none'")
     seeds = study_seeds(args.seeds, args.n_seeds, args.master_seed)
     shard = Shard.parse(args.shard) if args.shard else None
     if shard is not None:
@@ -273,6 +278,8 @@ def _study_from(args: argparse.Namespace) -> Study:
     )
     if not matrix.tasks:
         raise ValueError("nothing to run: both detection and navigation are off")
+    for spec in matrix.tasks:  # a plug-in regime's every draw, before any model call
+        spec.settings.check_draws()
     models = tuple(dict.fromkeys(args.model))
     roles = model_roles(args, args.auditor) or {}
     # a plain model name for the auditor is the Study's auditor (the dry run names it)

@@ -1,6 +1,6 @@
 """The dry run: samples, model calls, tokens and money before anything is spent.
 
-The calls and tokens of each task come from ``_calls`` (the solvers' own prompt
+The calls and tokens of each task come from ``_calls`` (the protocol's own prompt
 builders on the study's real instances; see there what is measured and what is
 assumed); prices from ``--model-cost-config`` or Inspect's model data, turned into
 dollars by Inspect's :func:`~inspect_ai.model.compute_model_cost`.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
 
 from spatialstale.env import CELL_PX, make_instance
-from spatialstale.solvers import NavigationSettings
+from spatialstale.protocol import NavigationSettings
 
 from ._calls import (
     ANY_PREFIX,

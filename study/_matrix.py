@@ -33,9 +33,8 @@ from inspect_ai import Task
 from spatialstale.env import CHANGE_REGIMES, MASTER_SEED, default_seeds
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import (
+from spatialstale.protocol import (
     DETECTION,
-    FILTERING,
     NAVIGATION,
     Axis,
     DetectionSettings,
@@ -43,6 +42,7 @@ from spatialstale.solvers import (
     TaskParameterError,
     axes_of,
 )
+from spatialstale.solvers import FILTERING
 
 Settings = DetectionSettings | NavigationSettings
 TASKS: dict[str, Callable[..., Task]] = {"detection": detection, "navigation": navigation}

@@ -18,7 +18,9 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+from inspect_ai.util import Store
 
+from spatialstale.protocol import Episode, NavigationRecord
 from spatialstale.study import Study, run_study, study_seeds, study_tasks
 
 MODELS = ("spatialstale/observer", "spatialstale/credulous")
@@ -38,6 +40,22 @@ def metrics(log: EvalLog) -> dict[str, float]:
     """Every metric of the log's scores, by name."""
     assert log.results
     return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+
+def episode_log(sample: EvalSample) -> dict[str, Any]:
+    """A navigation sample's episode as the log holds it: its score's metadata."""
+    assert sample.scores is not None
+    metadata = sample.scores["episode_outcome"].metadata
+    assert metadata is not None
+    return metadata
+
+
+def stored_episode(sample: EvalSample) -> Episode:
+    """A navigation sample's episode as its store holds it, read back from the log (as
+    ``inspect score`` reads it)."""
+    episode = NavigationRecord(store=Store(sample.store)).episode
+    assert episode is not None
+    return episode
 
 
 def prompts(sample: EvalSample) -> list[str]:

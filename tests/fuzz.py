@@ -20,7 +20,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from spatialstale.solvers import call_kind
+from spatialstale.protocol import call_kind
 
 _ID = re.compile(r"\[(mem_\d+)\]")
 DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")

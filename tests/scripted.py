@@ -11,7 +11,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, Model, ModelOutput, ModelUsage, get_model
 
-from spatialstale.solvers import call_kind
+from spatialstale.protocol import call_kind
 
 _ENTRY = re.compile(r"\[(mem_\d+)\] (SAFE|DANGER) at \((\d+),(\d+)\)")
 _CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG])")

@@ -34,7 +34,7 @@ T_OPTION = re.compile(r"(?<![\w-])-T\s+['\"]?([A-Za-z_]\w*)=")
 T_TABLE_HEADER = re.compile(r"^\s*\|\s*`-T`\s+parameter\s*\|")
 CODE_NAME = re.compile(r"`([A-Za-z_]\w*)`")
 CHECKOUT_PATH = re.compile(
-    r"(?<![\w./:-])((?:env|solvers|scorers|evals|agents|study|report|benchmarks|tests|docs|\.ci)/[\w.*/-]*[\w*/])"
+    r"(?<![\w./:-])((?:env|protocol|solvers|scorers|evals|agents|study|report|llamacpp|benchmarks|tests|docs|\.ci)/[\w.*/-]*[\w*/])"
 )
 """A path inside the checkout (``solvers/_settings.py``, ``env/data/v1/``), not a part
 of a longer path or URL (``s3://bucket/report/x``)."""
@@ -245,7 +245,7 @@ def test_an_unknown_t_parameter_is_reported() -> None:
 
 
 def test_a_missing_path_is_reported() -> None:
-    text = "`solvers/_settings.py`, `report/templates/*.md.j2`, s3://bucket/report/x and `analysis/_probe.py`\n"
+    text = "`protocol/_settings.py`, `report/templates/*.md.j2`, s3://bucket/report/x and `analysis/_probe.py`\n"
     text += "`solvers/_no_such_module.py`"
     assert missing_paths(FAKE, text) == ["docs/fake.md:2: solvers/_no_such_module.py does not exist"]
 

@@ -1,7 +1,13 @@
 """The layering contract, read from the source: every import, at module level or inside a
-function, goes down the layers ``env <- solvers <- scorers | agents <- evals <- report <-
-study`` (benchmarks above all), and no module imports, directly or through others, a
-module that imports it."""
+function, goes down the layers ``env <- protocol <- solvers | scorers | agents <- evals <-
+report <- study | llamacpp`` (benchmarks above all); no module imports, directly or through
+others, a module that imports it; and no package imports another package's private module
+(``spatialstale.protocol._prompts``): what one package uses of another is in that
+package's ``__all__``.
+
+The tests are not held to the last rule: a test reaches into the module it tests (and the
+report's tests drive the command, ``study._cli.main``). The benchmarks are, except where
+one times or resets an internal no user touches (:data:`MEASURED_INTERNALS`)."""
 
 from __future__ import annotations
 
@@ -12,8 +18,40 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = {"env": 0, "solvers": 1, "scorers": 2, "agents": 2, "evals": 3, "report": 4, "study": 5, "benchmarks": 6}
-"""Each package's layer: a module may import its own package and lower layers only."""
+LAYERS = {
+    "env": 0,
+    "protocol": 1,
+    "solvers": 2,
+    "scorers": 2,
+    "agents": 2,
+    "evals": 3,
+    "report": 4,
+    "study": 5,
+    "llamacpp": 5,
+    "benchmarks": 6,
+}
+"""Each package's layer: a module may import its own package and lower layers only. The
+scorers and the reference agents read the protocol, never the loops that run it."""
+
+MEASURED_INTERNALS = {
+    "benchmarks.bench_env": {"env._instance": "times the uncached instance build (``_make_instance``)"},
+    "benchmarks.bench_dry_run": {
+        "env._instance": "clears the instance cache for a cold dry run",
+        "protocol._prompts": "clears the prompts' render caches for a cold dry run",
+        "study._cli": "times the dry run behind the command's own parser",
+    },
+    "benchmarks.bench_faults": {
+        "agents._faults": "reads the faults the flaky provider injected (its counters)",
+        "study._cli": "runs the command in this process, to read those counters",
+    },
+    "benchmarks.bench_harness": {
+        "agents._perception": "caches the reference agents' image reader, so its stand-in server stays light",
+        "agents._policies": "serves the observer's policy as that stand-in server",
+        "study._calls": "measures shared prefixes as the dry run measures them",
+    },
+    "benchmarks.bench_stats": {"report._stats": "reproduces the report's interval rules"},
+}
+"""The private modules a benchmark may import, and why."""
 PACKAGES = tuple(LAYERS)
 
 
@@ -24,13 +62,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
-    """Every module of the project ``path`` imports, anywhere in the file, by its
-    checkout name (``solvers._audit``)."""
+def _import_sites(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every module of the project ``path`` imports, anywhere in the
+    file, by its checkout name (``solvers._audit``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     here = _module_name(path).split(".")
     package = here if path.name == "__init__.py" else here[:-1]
-    found: set[str] = set()
+    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -47,8 +85,13 @@ def _imports(path: Path) -> set[str]:
         for name in names:
             name = name.removeprefix("spatialstale.")
             if name.split(".")[0] in PACKAGES:
-                found.add(name)
+                found.append((node.lineno, name))
     return found
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module of the project ``path`` imports (:func:`_import_sites`)."""
+    return {name for _, name in _import_sites(path)}
 
 
 @cache
@@ -85,7 +128,7 @@ def _graph() -> dict[str, set[str]]:
 
 
 def test_the_sources_are_found() -> None:
-    assert {"env._grid", "solvers._settings", "evals.navigation", "report._load", "study._cli"} <= set(SOURCES)
+    assert {"env._grid", "protocol._settings", "evals.navigation", "report._load", "study._cli"} <= set(SOURCES)
 
 
 @pytest.mark.parametrize("module", sorted(SOURCES))
@@ -96,6 +139,41 @@ def test_imports_go_down_the_layers(module: str) -> None:
         assert LAYERS[package] < layer or package == module.split(".")[0], (
             f"{module} (layer {layer}) imports {target} (layer {LAYERS[package]})"
         )
+
+
+def _private(name: str) -> str | None:
+    """The private module ``name`` imports (``protocol._prompts`` of
+    ``protocol._prompts.Sight``), None when it names a public one."""
+    parts = name.split(".")
+    for depth, part in enumerate(parts[1:], start=2):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:depth])
+    return None
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_no_package_imports_another_packages_private_module(module: str) -> None:
+    package = module.split(".")[0]
+    allowed = MEASURED_INTERNALS.get(module, {})
+    path = SOURCES[module]
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: imports spatialstale.{private}; use spatialstale.{private.split('.')[0]}"
+        for line, name in _import_sites(path)
+        if (private := _private(name)) is not None and private.split(".")[0] != package and private not in allowed
+    ]
+    assert not found, "a private module of another package:\n" + "\n".join(found)
+
+
+def test_the_private_check_names_the_private_module() -> None:
+    assert _private("protocol._prompts.Sight") == "protocol._prompts"
+    assert _private("protocol.Sight") is None
+    assert _private("study") is None
+
+
+def test_each_measured_internal_is_still_imported() -> None:
+    for module, internals in MEASURED_INTERNALS.items():
+        imported = {_private(name) for _, name in _import_sites(SOURCES[module])}
+        assert set(internals) <= imported, f"{module} no longer imports {set(internals) - imported}"
 
 
 def test_no_module_imports_a_module_that_imports_it() -> None:

@@ -7,16 +7,18 @@ import re
 from pathlib import Path
 
 from spatialstale.env import make_instance
-from spatialstale.solvers import (
+from spatialstale.protocol import (
     CALL_KINDS,
     DEFAULT_PROMPTS,
     DEFAULT_TOOLS_PROMPT,
     EDITS_REQUEST,
     PROMPT_SETS,
     Sight,
-    batches_of,
+    audit_messages,
+    fill_prompt,
 )
-from spatialstale.solvers._prompts import CROPS_NOTE, audit_messages, fill_prompt
+from spatialstale.protocol._prompts import CROPS_NOTE
+from spatialstale.solvers import batches_of
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "prompts.md"
 BLOCK = re.compile(r"<!-- (prompt|example): ([^>]+?) -->\n```text\n(.*?)\n```\n", re.DOTALL)

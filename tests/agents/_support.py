@@ -9,10 +9,13 @@ from typing import Any, TypeVar
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, get_model
 
 from spatialstale.env import DynamicFrozenLakeEnv, Grid, Instance, MemoryEntry
-from spatialstale.solvers import Sight, parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import (
+from spatialstale.protocol import (
+    Sight,
     audit_messages,
     navigate_messages,
+    parse_action,
+    parse_audit,
+    parse_selfverify,
     selfverify_messages,
 )
 

@@ -10,9 +10,8 @@ import pytest
 
 from spatialstale.agents._perception import perceive, read_broken
 from spatialstale.agents._policies import AGENTS
-from spatialstale.env import default_seeds, make_instance, other_agent_note
-from spatialstale.solvers import Sight
-from spatialstale.solvers._prompts import audit_messages, selfverify_messages
+from spatialstale.env import default_seeds, make_instance, other_agent_note, route_of
+from spatialstale.protocol import Sight, audit_messages, selfverify_messages
 
 ROUTE = ((2, 3), (2, 4), (2, 5), (3, 5), (4, 5))
 
@@ -32,7 +31,7 @@ def test_selfverify_flags_exactly_the_broken_cells(modality: str) -> None:
         grid = instance.initial_grid
         messages = selfverify_messages(instance.memory, grid, instance.start, sight)
         seen = perceive(messages)
-        assert seen.broken == instance.route[:-1]
+        assert seen.broken == route_of(instance)[:-1]
         truth = instance.stale_ids(grid)
         flagged = {
             name: set(json.loads(AGENTS[name].answer(seen, random.Random(0)))["inconsistent"])
@@ -48,6 +47,6 @@ def test_the_other_agents_cell_reads_as_ice() -> None:
     sight = Sight("vision", "full").for_instance(instance)
     seen = perceive(audit_messages(instance.memory[:10], instance.initial_grid, instance.start, sight))
     assert seen.grid is not None
-    end = instance.route[-1]
+    end = route_of(instance)[-1]
     assert seen.grid[end[0]][end[1]] == "F"
-    assert all(seen.grid[r][c] == "H" for r, c in instance.route[:-1])
+    assert all(seen.grid[r][c] == "H" for r, c in route_of(instance)[:-1])

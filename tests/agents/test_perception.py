@@ -16,18 +16,19 @@ from spatialstale.agents._perception import (
     worded_kind,
 )
 from spatialstale.env import default_seeds, make_instance, render_image, text_observation
-from spatialstale.solvers import EDITS_REQUEST, PROMPT_SETS, Sight
-from spatialstale.solvers._prompt_sets import PROMPT_KINDS
-from spatialstale.solvers._prompts import (
+from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
+    EDITS_REQUEST,
+    PROMPT_KINDS,
+    PROMPT_SETS,
+    Sight,
     audit_messages,
     fill_prompt,
-    memory_block,
     navigate_messages,
-    png_data_uri,
     selfverify_messages,
     system_message,
 )
+from spatialstale.protocol._prompts import memory_block, png_data_uri
 
 TEXT = Sight("text", "full")
 

@@ -11,13 +11,15 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Co
 
 from spatialstale.agents._provider import ReferenceAgentError
 from spatialstale.env import default_seeds, make_instance
-from spatialstale.solvers import Sight, parse_action, parse_audit
-from spatialstale.solvers._prompts import (
+from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
+    Sight,
     audit_messages,
     fill_prompt,
     navigate_messages,
+    parse_action,
+    parse_audit,
 )
 
 from ._support import MODALITIES, agent, answer, audit, f1, run, selfverify

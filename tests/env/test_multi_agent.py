@@ -9,11 +9,12 @@ import json
 import pytest
 
 from spatialstale.env import (
-    AGENT_REGIMES,
+    BUILTIN_REGIMES,
     CHANGE_REGIMES,
     REGIMES,
     TRACK_COLOUR,
     Instance,
+    OtherAgent,
     cover_tracks,
     default_seeds,
     fog,
@@ -22,19 +23,20 @@ from spatialstale.env import (
     probe_pixel,
     render_image,
     route_moves,
+    route_of,
     text_observation,
 )
 from spatialstale.env._instance import _make_instance
-from spatialstale.env._regimes import MA_LENGTHS
+from spatialstale.env._tracks import MA_LENGTHS
 
 from ._support import has_path, run_python
 
 SEEDS = default_seeds()
 
 
-def test_ma_is_a_regime_but_not_a_change_regime() -> None:
+def test_ma_is_a_regime_but_not_one_of_the_papers() -> None:
     assert CHANGE_REGIMES == ("L1", "L2", "L3")
-    assert AGENT_REGIMES == ("MA",)
+    assert BUILTIN_REGIMES["MA"] is OtherAgent
     assert REGIMES == ("none", "L1", "L2", "L3", "MA")
 
 
@@ -42,7 +44,7 @@ def test_ma_is_a_regime_but_not_a_change_regime() -> None:
 def test_route_rules(size: int) -> None:
     for seed in SEEDS[:25]:
         instance = make_instance(seed, "MA", size)
-        route, g0 = instance.route, instance.g0
+        route, g0 = route_of(instance), instance.g0
         assert len(route) - 1 in MA_LENGTHS
         assert len(set(route)) == len(route), "self-avoiding"
         for (r0, c0), (r1, c1) in itertools.pairwise(route):
@@ -96,21 +98,21 @@ def test_the_other_regimes_keep_their_bytes() -> None:
 def test_round_trip() -> None:
     instance = make_instance(4810, "MA")
     data = json.loads(instance.to_json())
-    assert data["route"] == [list(p) for p in instance.route]
+    assert data["route"] == [list(p) for p in route_of(instance)]
     assert Instance.from_dict(data) == instance
-    assert Instance.from_dict(data).route == instance.route
+    assert route_of(Instance.from_dict(data)) == route_of(instance)
 
 
 def test_the_observation_covers_every_changed_cell() -> None:
     for seed in SEEDS[:10]:
         instance = make_instance(seed, "MA")
-        covered = cover_tracks(instance.initial_grid, instance.route)
+        covered = cover_tracks(instance.initial_grid, route_of(instance))
         listing = text_observation(covered, instance.start)
         image = render_image(covered, instance.start)
         for change in instance.changes:
             assert f"({change.row},{change.col})=?" in listing
             assert image.getpixel(probe_pixel((change.row, change.col))) == TRACK_COLOUR
-        end = instance.route[-1]
+        end = route_of(instance)[-1]
         assert f"({end[0]},{end[1]})=A" in listing
         assert not any(f"({c.row},{c.col})=H" in listing for c in instance.changes)
 
@@ -126,7 +128,7 @@ def test_the_note_tells_the_moves() -> None:
 
 def test_fog_hides_tracks_beyond_the_view() -> None:
     instance = make_instance(4810, "MA")
-    seen = cover_tracks(fog(instance.initial_grid, instance.start, 1), instance.route)
+    seen = cover_tracks(fog(instance.initial_grid, instance.start, 1), route_of(instance))
     assert seen == fog(instance.initial_grid, instance.start, 1) or all(
         max(r, c) <= 1 for r, row in enumerate(seen) for c, x in enumerate(row) if x not in "?SFHG"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import gymnasium
@@ -10,9 +11,9 @@ import pytest
 from spatialstale.env import ENV_ID, DynamicFrozenLakeEnv, make_instance, validate_regime, validate_seed, validate_size
 
 BAD = [
-    ({"regime": "L4"}, "none, L1, L2, L3"),
-    ({"regime": ""}, "none, L1, L2, L3"),
-    ({"regime": 2}, "none, L1, L2, L3"),
+    ({"regime": "L4"}, "one of L1, L2, L3, MA"),
+    ({"regime": ""}, "one of L1, L2, L3, MA"),
+    ({"regime": 2}, "one of L1, L2, L3, MA"),
     ({"size": 2}, "at least 4"),
     ({"size": 3}, "at least 4"),
     ({"size": 8.0}, "at least 4"),
@@ -41,7 +42,8 @@ def test_gymnasium_make_refuses(bad: dict[str, object], names: str) -> None:
 
 
 def test_message_quotes_the_bad_value() -> None:
-    with pytest.raises(ValueError, match=r"regime must be one of none, L1, L2, L3, MA; got 'L4'"):
+    expected = "regime must be one of L1, L2, L3, MA (or none), an installed plug-in's name or module:Class; got 'L4'"
+    with pytest.raises(ValueError, match=re.escape(expected)):
         make_instance(1, "L4")
 
 

@@ -112,7 +112,10 @@ def run_inspect(*args: str, log_dir: Path, display: str = "none") -> subprocess.
 
 
 REJECTED = {
-    "bad regime": (["-T", "regime=L4"], "regime must be one of L1, L2, L3, MA (or none); got 'L4'"),
+    "bad regime": (
+        ["-T", "regime=L4"],
+        "regime must be one of L1, L2, L3, MA (or none), an installed plug-in's name or module:Class; got 'L4'",
+    ),
     "bad structured": (
         ["-T", "structured=maybe"],
         "structured must be one of true, false (or yes/no, 1/0, on/off); got 'maybe'",

@@ -20,7 +20,7 @@ from inspect_ai.model import ContentImage, ContentText
 
 from spatialstale.env import default_seeds, entry_crop, make_instance
 from spatialstale.evals.detection import detection
-from spatialstale.solvers import TaskParameterError
+from spatialstale.protocol import TaskParameterError
 from tests.conftest import metrics, run_eval
 
 SEEDS = list(default_seeds()[:2])

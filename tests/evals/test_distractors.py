@@ -17,7 +17,7 @@ import pytest
 from spatialstale.env import MAX_DISTRACTORS, default_seeds, make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import TaskParameterError
+from spatialstale.protocol import TaskParameterError
 from tests.conftest import metrics, prompts, run_eval
 
 SEEDS = list(default_seeds()[:2])

@@ -21,12 +21,12 @@ from inspect_ai.model import ChatMessageUser
 from spatialstale.agents._perception import perceive
 from spatialstale.env import default_seeds, make_instance
 from spatialstale.evals.navigation import navigation
+from spatialstale.protocol import DEFAULT_NAVIGATE_PROMPT, TaskParameterError, call_kind, system_message
+from spatialstale.protocol import DEFAULT_STRATEGIES as STRATEGIES
 from spatialstale.report import read_logs
 from spatialstale.report._navigation_stats import CONTRASTS, outcome_rates, strategy_tests
 from spatialstale.report._report import write_report
-from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.solvers import EPISODE_STORE_KEY, TaskParameterError
-from spatialstale.solvers._prompts import DEFAULT_NAVIGATE_PROMPT, call_kind, system_message
+from tests.conftest import episode_log
 from tests.scripted import Script, truthful_flags, without_tokens
 
 # one worker runs the module, so its shared runs are made once
@@ -143,7 +143,7 @@ def test_unknown_views_list_every_flagged_entry_marked(logs: dict[tuple[str, str
     for sample in logs[("credulous", "unknown")].samples or []:
         meta = sample.metadata
         strategy = meta["strategy"]
-        episode = sample.store[EPISODE_STORE_KEY]
+        episode = episode_log(sample)
         prompts = navigate_prompts(sample)
         assert len(prompts) == episode["steps"]
         for prompt, record in zip(prompts, episode["records"], strict=True):
@@ -210,7 +210,7 @@ def test_the_scripted_navigator_sees_marks_from_each_reaudit(tmp_path: Path) -> 
     )
     assert log.status == "success", log.error
     [sample] = log.samples or []
-    episode = sample.store[EPISODE_STORE_KEY]
+    episode = episode_log(sample)
     audit_steps = [a["step"] for a in episode["audits"]]
     seen_steps = {int(m.group(2)) for call in script.of_kind("navigate") for m in UNKNOWN_LINE.finditer(call.text)}
     flagged_steps = {a["step"] for a in episode["audits"] if a["flagged"]}

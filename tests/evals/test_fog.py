@@ -25,13 +25,10 @@ from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, r
 from spatialstale.agents._perception import perceive
 from spatialstale.env import FOG_CELL, default_seeds, fog, holes_observation, make_instance
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.solvers import EPISODE_STORE_KEY, Sight, TaskParameterError, call_kind
-from spatialstale.solvers._prompts import (
-    FOG_IMAGE_OBSERVATION_HEADER,
-    IMAGE_OBSERVATION_HEADER,
-    navigate_messages,
-)
+from spatialstale.protocol import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.protocol import Sight, TaskParameterError, call_kind, navigate_messages
+from spatialstale.protocol._prompts import FOG_IMAGE_OBSERVATION_HEADER, IMAGE_OBSERVATION_HEADER
+from tests.conftest import episode_log
 from tests.scripted import Call, Script
 
 # one worker runs the module, so its module fixtures' runs are made once
@@ -102,7 +99,7 @@ def test_the_full_view_is_the_run_without_the_parameter(agent: str, tmp_path: Pa
         assert (log.eval.metadata or {})["view_radius"] is None
         assert {s.metadata["view_radius"] for s in log.samples or []} == {None}
         for sample in log.samples or []:
-            assert "view_radius" not in sample.store[EPISODE_STORE_KEY]
+            assert "view_radius" not in episode_log(sample)
             events = resolve_sample_attachments(sample).events
             assert not any(isinstance(e, InfoEvent) and "Fog:" in str(e.data) for e in events)
             for _, text, content in calls(sample):
@@ -142,7 +139,7 @@ def test_fog_reaches_every_step_and_every_audit_and_is_recorded(tmp_path: Path) 
         meta = sample.metadata
         assert meta["view_radius"] == 1
         assert str(sample.id) == f"{meta['regime']}-{meta['strategy']}-r1-s{meta['seed']}"
-        episode = sample.store[EPISODE_STORE_KEY]
+        episode = episode_log(sample)
         assert episode["view_radius"] == 1
         instance = make_instance(meta["seed"], meta["regime"])
         trajectory = [tuple(p) for p in episode["trajectory"]]
@@ -182,7 +179,7 @@ def test_an_auditor_under_fog_flags_only_what_it_sees(tmp_path: Path) -> None:
     for sample in log.samples or []:
         meta = sample.metadata
         instance = make_instance(meta["seed"], meta["regime"])
-        first = sample.store[EPISODE_STORE_KEY]["audits"][0]
+        first = episode_log(sample)["audits"][0]
         stale = instance.stale_ids(instance.initial_grid)
         if meta["strategy"] == "oracle":
             assert set(first["flagged"]) == stale  # the oracle knows the truth beyond the view
@@ -302,8 +299,7 @@ def test_the_agents_walk_alike_from_the_fogged_image_and_the_listing(tmp_path: P
         for modality in ("text", "vision")
     }
     trajectories = {
-        modality: {str(s.id): s.store[EPISODE_STORE_KEY]["trajectory"] for s in log.samples or []}
-        for modality, log in runs.items()
+        modality: {str(s.id): episode_log(s)["trajectory"] for s in log.samples or []} for modality, log in runs.items()
     }
     assert trajectories["text"] == trajectories["vision"]
     assert any(len(t) > 3 for t in trajectories["text"].values())

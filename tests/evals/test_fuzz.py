@@ -14,7 +14,7 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import call_kind, read_action, read_audit, read_selfverify
+from spatialstale.protocol import call_kind, read_action, read_audit, read_selfverify
 from tests import fuzz  # noqa: F401  (registers the fuzz/ model provider)
 
 _ID = re.compile(r"\[(mem_\d+)\]")

@@ -20,11 +20,11 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from inspect_ai.model import ContentImage
 from PIL import Image
 
-from spatialstale.env import TRACK_COLOUR, default_seeds, make_instance, probe_pixel
+from spatialstale.env import TRACK_COLOUR, default_seeds, make_instance, probe_pixel, route_of
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY, TaskParameterError
-from tests.conftest import run_eval
+from spatialstale.protocol import TaskParameterError
+from tests.conftest import episode_log, run_eval
 
 SEEDS = ",".join(str(s) for s in default_seeds()[:4])
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_detection_text_and_vision(tmp_path: Path) -> None:
                 meta = sample.metadata
                 instance = make_instance(meta["seed"], "MA")
                 assert sample.id == f"MA-s{meta['seed']}"
-                assert meta["route"] == [list(p) for p in instance.route]
+                assert meta["route"] == [list(p) for p in route_of(instance)]
                 assert meta["stale_ratio"] == instance.stale_ratio(instance.final_grid) > 0
                 v = values(sample)
                 assert v["f1"] == f1 and v["recall"] == recall and v["unparseable"] == 0, (modality, model)
@@ -84,7 +84,7 @@ def assert_changed_cells_drawn_as_tracks(sample: EvalSample, instance: Any) -> N
 
 
 def episodes(log: EvalLog) -> list[tuple[EvalSample, dict[str, Any]]]:
-    return [(s, s.store[EPISODE_STORE_KEY]) for s in log.samples or []]
+    return [(s, episode_log(s)) for s in log.samples or []]
 
 
 def test_navigation_observer_never_dies_credulous_nofilter_does(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_navigation_observer_never_dies_credulous_nofilter_does(tmp_path: Path) 
             assert values(sample)["death"] == 0, sample.id
         elif values(sample)["death"]:
             last = tuple(episode["trajectory"][-1])
-            assert last in instance.route[:-1]
+            assert last in route_of(instance)[:-1]
             died_on_track += 1
     assert died_on_track >= 1
 
@@ -117,7 +117,9 @@ def test_bad_regime_names_ma() -> None:
     for task in (detection, navigation):
         with pytest.raises(TaskParameterError) as error:
             task(regime="M4")
-        assert str(error.value) == "regime must be one of L1, L2, L3, MA (or none); got 'M4'"
+        assert str(error.value) == (
+            "regime must be one of L1, L2, L3, MA (or none), an installed plug-in's name or module:Class; got 'M4'"
+        )
 
 
 def test_fog_and_the_tool_navigator_see_the_route(tmp_path: Path) -> None:

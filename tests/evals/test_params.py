@@ -6,9 +6,14 @@ import pytest
 
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import DEFAULT_AUDIT_PROMPT, DEFAULT_NAVIGATE_PROMPT, DEFAULT_SELFVERIFY_PROMPT
-from spatialstale.solvers._errors import TaskParameterError, reported
-from spatialstale.solvers._settings import boolean, prompt_text
+from spatialstale.protocol import (
+    DEFAULT_AUDIT_PROMPT,
+    DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_SELFVERIFY_PROMPT,
+    TaskParameterError,
+)
+from spatialstale.protocol._errors import reported
+from spatialstale.protocol._settings import boolean, prompt_text
 
 BRACED = 'Grid {size}x{size}. Answer {"action": "UP"} or [{"memory_id": "mem_000", "is_stale": true}], {{size}} {0} {'
 

@@ -20,8 +20,9 @@ from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText, Mo
 
 from spatialstale.env import HOLES_NOTE, make_instance
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import Sight, detection_windows
-from spatialstale.solvers._prompts import CELLS_HEADER, audit_messages, call_kind, perception_messages
+from spatialstale.protocol import Sight, audit_messages, call_kind, perception_messages
+from spatialstale.protocol._prompts import CELLS_HEADER
+from spatialstale.solvers import detection_windows
 
 SEED = 4810
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,9 +16,7 @@ from inspect_ai.model import ChatMessageSystem
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import PROMPT_SETS, TaskParameterError, call_kind, prompt_hash
-from spatialstale.solvers._prompt_sets import PROMPT_KINDS
-from spatialstale.solvers._prompts import fill_prompt
+from spatialstale.protocol import PROMPT_KINDS, PROMPT_SETS, TaskParameterError, call_kind, fill_prompt, prompt_hash
 from tests.scripted import without_tokens
 
 SEEDS = "4810,1734"

@@ -21,8 +21,8 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentText
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import CALL_KIND_KEY, STRATEGIES, call_kind
-from spatialstale.solvers._prompts import fill_prompt
+from spatialstale.protocol import CALL_KIND_KEY, call_kind, fill_prompt
+from spatialstale.solvers import STRATEGIES
 from tests.test_prompts_doc import documented
 
 # one worker runs the module, so its module fixtures' runs are made once

@@ -18,9 +18,10 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale.env import default_seeds, make_instance
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import EPISODE_STORE_KEY, NAVIGATION, TaskParameterError
+from spatialstale.protocol import NAVIGATION, TaskParameterError
 from spatialstale.study._calls import Asked
 from spatialstale.study._cli import main
+from tests.conftest import episode_log
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECT = [sys.executable, "-m", "inspect_ai"]
@@ -114,7 +115,7 @@ def run(task: Any, tmp_path: Path, model: str = "spatialstale/credulous") -> Eva
 
 
 def episodes(log: EvalLog) -> dict[str, dict[str, Any]]:
-    return {str(s.id): s.store[EPISODE_STORE_KEY] for s in log.samples or []}
+    return {str(s.id): episode_log(s) for s in log.samples or []}
 
 
 # --- plug-ins ----------------------------------------------------------------------------

@@ -16,8 +16,9 @@ from spatialstale.env import DynamicFrozenLakeEnv, greedy_action, make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
+from spatialstale.protocol import SETTINGS, parse_action
 from spatialstale.scorers import claims_from_g0
-from spatialstale.solvers import SETTINGS, STRATEGIES, parse_action
+from spatialstale.solvers import STRATEGIES
 from tests.scripted import Call, Script, truthful_flags
 
 SEED = 4810

@@ -21,8 +21,9 @@ from inspect_ai.model import Model
 
 from spatialstale.env import default_seeds
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.solvers import DEFAULT_TOOLS_PROMPT, TOOLS_STORE_KEY, TaskParameterError
+from spatialstale.protocol import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.protocol import DEFAULT_TOOLS_PROMPT, TaskParameterError
+from tests.conftest import episode_log, stored_episode
 from tests.tool_scripted import MAX_STEPS, ODD_CALLS, RECALLS_PER_TURN, misbehaving_model, odd_arguments_model
 
 # one worker runs the module, so its shared runs are made once
@@ -97,10 +98,10 @@ def test_every_move_is_a_tool_event(logs: dict[str, EvalLog]) -> None:
     for log in (logs["observer-tools"], logs["credulous-tools"]):
         for sample in log.samples or []:
             events = tool_events(sample)
-            counts = sample.store[TOOLS_STORE_KEY]
+            counts = episode_log(sample)["tools"]
             moves = [e for e in events if e.function == "move"]
             recalls = [e for e in events if e.function == "recall"]
-            assert len(moves) == counts["moves"] == sample.store["spatialstale:episode"]["steps"]
+            assert len(moves) == counts["moves"] == episode_log(sample)["steps"]
             assert len(recalls) == counts["recalls"]
             assert all(e.error is None for e in events)
             assert all(re.fullmatch(r"up|down|left|right", str(e.arguments["direction"])) for e in moves)
@@ -163,7 +164,7 @@ def test_a_misbehaving_tool_model_is_scored_with_every_misstep_counted(tmp_path:
             "over_budget": RECALLS_PER_TURN * 7 - 64,
             "after_end": 2,
         }
-        assert sample.store[TOOLS_STORE_KEY] == score.metadata["tools"]
+        assert stored_episode(sample).tools == score.metadata["tools"]
         # the two answers without a tool call and the stalled step fell back to greedy steps
         assert score.value["fallbacks"] == 3 == score.value["unreadable"]
         assert [r["parsed"] for r in score.metadata["records"]] == [False, False, True, False, True]
@@ -234,7 +235,8 @@ def test_a_message_limit_ends_the_conversation_and_the_episode_is_scored(tmp_pat
     assert isinstance(score.value, dict) and score.value["limit"] == 1
     # system + first observation, then an assistant message and a tool result per move
     assert 0 < score.value["steps"] == (12 - 2) // 2
-    assert sample.store[TOOLS_STORE_KEY]["moves"] == score.value["steps"]
+    tools = stored_episode(sample).tools
+    assert tools is not None and tools["moves"] == score.value["steps"]
     # the episode record keeps the agent and its counts as far as the episode went
     assert score.metadata is not None and score.metadata["agent"] == "tools"
     assert score.metadata["tools"]["moves"] == score.value["steps"]

@@ -12,7 +12,7 @@ from inspect_ai.log import EvalLog, headline_metric
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers import DEFAULT_PROMPTS
+from spatialstale.protocol import DEFAULT_PROMPTS
 
 PAPER = {"L2", "text", "B=10"}
 """The tags of every task at the paper's protocol."""

@@ -1,4 +1,5 @@
-"""Where the llama.cpp server's interpreter and model are, and why a test must skip."""
+"""Where the llama.cpp server's interpreter and model are, why a test must skip, and the
+model a test reaches the server with (Inspect's own ``llama-cpp-python/`` provider)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ import sys
 import tempfile
 from functools import cache
 
-from spatialstale.agents.llama_server import LLAMA_PYTHON_ENV, LlamaServerError, find_gguf
+from inspect_ai.model import GenerateConfig, Model, ResponseSchema, get_model
+
+from spatialstale.llamacpp import DEFAULT_MODEL_NAME, LLAMA_PYTHON_ENV, LlamaServerError, find_gguf
 
 LLAMA_PYTHON = os.environ.get(LLAMA_PYTHON_ENV) or sys.executable
 """The interpreter with ``llama-cpp-python[server]``: ``$SPATIALSTALE_LLAMA_PYTHON`` or this one."""
+
+MAX_RETRIES = 3
+"""Retries of a failed request: Inspect retries without end by default, so a server that
+died mid-test (a crash in llama.cpp) would hold the test forever."""
 
 
 @cache
@@ -46,3 +53,21 @@ def local_llm_missing() -> str | None:
     except LlamaServerError as error:
         return str(error)
     return None
+
+
+def smollm2(base_url: str, max_tokens: int, response_schema: ResponseSchema | None = None) -> Model:
+    """SmolLM2 at ``base_url`` through Inspect's ``llama-cpp-python/`` provider: greedy, one
+    request at a time (llama.cpp answers one at a time, and consecutive calls then reuse
+    its cached prompt prefix)."""
+    return get_model(
+        f"llama-cpp-python/{DEFAULT_MODEL_NAME}",
+        base_url=base_url,
+        config=GenerateConfig(
+            temperature=0.0,
+            max_tokens=max_tokens,
+            max_connections=1,
+            max_retries=MAX_RETRIES,
+            response_schema=response_schema,
+        ),
+        memoize=False,
+    )

@@ -1,7 +1,7 @@
 """``-T memory=crops`` on a real LLM: SmolLM2-135M-Instruct served by llama.cpp.
 
-SmolLM2 reads text only: the server's chat template drops image parts, so the crops
-(and the grid's image) never reach it. The run is ``modality=both``: the model sees
+SmolLM2 reads text only: the launcher's server drops image parts, so the crops (and the
+grid's image) never reach it. The run is ``modality=both``: the model sees
 the grid's listing and, of the memory, only each entry's id line, and must still
 answer every batch. The test checks the plumbing: every sample is scored, the calls
 are ⌈n²/B⌉ an audit, and every raw answer is either read or counted as unreadable.
@@ -17,11 +17,12 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import resolve_sample_attachments
-from inspect_ai.model import ContentImage, ContentText, GenerateConfig
+from inspect_ai.model import ContentImage, ContentText
 
-from spatialstale.agents.llama_server import DEFAULT_MODEL_NAME, client
 from spatialstale.evals.detection import detection
-from spatialstale.solvers import parse_audit
+from spatialstale.protocol import parse_audit
+
+from ._llama_support import smollm2
 
 pytestmark = pytest.mark.slow
 
@@ -29,12 +30,9 @@ ENTRIES = 64
 BATCH_SIZE = 32
 
 
-def test_crops_detection_answers_are_read_or_counted(server: tuple[str, str], tmp_path: Path) -> None:
-    base_url, api_key = server
-    config = GenerateConfig(temperature=0.0, max_tokens=128, max_connections=1, max_retries=2)
+def test_crops_detection_answers_are_read_or_counted(server: str, tmp_path: Path) -> None:
     task = detection(regime="L2", n_seeds=2, modality="both", memory="crops", batch_size=BATCH_SIZE)
-    with client("openai-api", DEFAULT_MODEL_NAME, base_url, api_key, config) as model:
-        [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
+    [log] = eval(task, model=smollm2(server, 128), log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     samples = log.samples or []
     assert [s.id for s in samples] and all(str(s.id).startswith("L2-crops-s") for s in samples)

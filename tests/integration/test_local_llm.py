@@ -1,10 +1,9 @@
-"""A real LLM end to end: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1,
-reached through Inspect's own ``openai-api`` and ``vllm`` providers.
+"""A real LLM end to end: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1
+(``spatialstale.llamacpp``), reached through Inspect's own ``llama-cpp-python`` provider.
 
 The model is weak and its answers are messy; the tests check the plumbing: the
 eval succeeds, every answer the server returned was either read or counted as
-unreadable in the scores, and token usage was recorded. Detection goes through
-both providers, navigation (one episode per strategy) through openai-api. With a
+unreadable in the scores, and token usage was recorded. With a
 response schema (``-T structured=true``) the server constrains the answer to it: the
 last test runs both tasks with structured output off and on and prints how many
 answers could not be read each way (``pytest -s`` shows it). Skipped when the
@@ -18,30 +17,21 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai import eval
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
-from inspect_ai.model import GenerateConfig, ResponseSchema
+from inspect_ai.model import ResponseSchema
 
-from spatialstale.agents.llama_server import PROVIDERS, client, llama_server, log_figures, new_api_key, run_suite
 from spatialstale.evals.detection import detection
-from spatialstale.solvers import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import (
-    AUDIT,
-    AUDIT_SCHEMA,
-    NAVIGATE,
-    NAVIGATE_SCHEMA,
-    SELFVERIFY,
-    SELFVERIFY_SCHEMA,
-    call_kind,
-)
+from spatialstale.protocol import DEFAULT_STRATEGIES as STRATEGIES
+from spatialstale.protocol import NAVIGATE_SCHEMA, call_kind, parse_action, parse_audit, parse_selfverify
+from spatialstale.protocol._prompts import AUDIT, AUDIT_SCHEMA, NAVIGATE, SELFVERIFY, SELFVERIFY_SCHEMA
 
-from ._llama_support import LLAMA_PYTHON, local_llm_missing
+from ._llama_support import smollm2
 
 pytestmark = pytest.mark.slow
 
@@ -53,31 +43,17 @@ MAX_TOKENS = 128
 _ENTRY_LINE = re.compile(r"^\[(mem_\d{3,})\]", re.MULTILINE)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, str]]:
-    reason = local_llm_missing()
-    if reason:
-        pytest.skip(reason)
-    api_key = "-" + new_api_key()  # a key that reads like an option must still reach the server
-    with llama_server(server_python=LLAMA_PYTHON, api_key=api_key) as base_url:
-        yield base_url, api_key
-
-
-def run(
-    server: tuple[str, str], provider: str, task: str, tmp_path: Path, max_tokens: int = MAX_TOKENS, **task_args: Any
-) -> EvalLog:
-    base_url, api_key = server
-    [log] = run_suite(
-        base_url,
-        providers=[provider],
-        tasks=[task],
+def run(server: str, task: str, tmp_path: Path, max_tokens: int = MAX_TOKENS, **task_args: Any) -> EvalLog:
+    """``spatialstale/<task>`` (L2, batches of ``BATCH_SIZE``) against the server at ``server``."""
+    [log] = eval(
+        f"spatialstale/{task}",
+        model=smollm2(server, max_tokens),
         task_args={"regime": "L2", "batch_size": BATCH_SIZE, **task_args},
-        api_key=api_key,
         log_dir=str(tmp_path),
-        max_tokens=max_tokens,
+        display="none",
     )
     assert log.status == "success", log.error
-    assert log.eval.model.startswith(provider + "/")
+    assert log.eval.model == "llama-cpp-python/smollm2"
     return log
 
 
@@ -108,9 +84,8 @@ def assert_usage_recorded(log: EvalLog) -> None:
                 assert event.output.usage is not None and event.output.usage.input_tokens > 0
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_detection_answers_are_read_or_counted(server: tuple[str, str], provider: str, tmp_path: Path) -> None:
-    log = run(server, provider, "detection", tmp_path, n_seeds=2)
+def test_detection_answers_are_read_or_counted(server: str, tmp_path: Path) -> None:
+    log = run(server, "detection", tmp_path, n_seeds=2)
     samples = log.samples or []
     assert len(samples) == 2
     for sample in samples:
@@ -126,9 +101,8 @@ def test_detection_answers_are_read_or_counted(server: tuple[str, str], provider
     assert_usage_recorded(log)
 
 
-def test_navigation_answers_are_read_or_counted(server: tuple[str, str], tmp_path: Path) -> None:
-    # one client suffices here: the detection tests already take both paths to the server
-    log = run(server, "openai-api", "navigation", tmp_path, n_seeds=1, max_steps=5, episodes=1)
+def test_navigation_answers_are_read_or_counted(server: str, tmp_path: Path) -> None:
+    log = run(server, "navigation", tmp_path, n_seeds=1, max_steps=5, episodes=1)
     samples = log.samples or []
     assert sorted(str(s.metadata["strategy"]) for s in samples) == sorted(STRATEGIES)
     for sample in samples:
@@ -174,15 +148,11 @@ class AuditOnce:
 """
 
 
-def test_a_plugin_and_localverify_run_end_to_end(
-    server: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_plugin_and_localverify_run_end_to_end(server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "smol_plugin.py").write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     strategies = "localverify,smol_plugin:AuditOnce"
-    log = run(
-        server, "openai-api", "navigation", tmp_path / "logs", n_seeds=1, max_steps=5, episodes=1, strategies=strategies
-    )
+    log = run(server, "navigation", tmp_path / "logs", n_seeds=1, max_steps=5, episodes=1, strategies=strategies)
     samples = log.samples or []
     assert sorted(str(s.metadata["strategy"]) for s in samples) == ["auditonce", "localverify"]
     assert log.results is not None
@@ -232,16 +202,12 @@ def fits(value: Any, schema: dict[str, Any]) -> bool:
     return isinstance(value, {"string": str, "boolean": bool}[str(kind)])
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("answer", sorted(SCHEMAS))
-def test_a_response_schema_gets_json_that_fits_it(server: tuple[str, str], provider: str, answer: str) -> None:
+def test_a_response_schema_gets_json_that_fits_it(server: str, answer: str) -> None:
     # Inspect sends the schema as response_format json_schema, which llama-cpp-python's
     # server refuses (HTTP 422) unless the launcher rewrites it into a grammar
-    base_url, api_key = server
     schema: ResponseSchema = SCHEMAS[answer]
-    config = GenerateConfig(temperature=0.0, max_tokens=512, response_schema=schema)
-    with client(provider, "smollm2", base_url, api_key, config) as model:
-        output = asyncio.run(model.generate(_QUESTIONS[answer]))
+    output = asyncio.run(smollm2(server, 512, response_schema=schema).generate(_QUESTIONS[answer]))
     reply = json.loads(output.completion)
     assert fits(reply, schema.json_schema.model_dump(exclude_none=True)), reply
 
@@ -251,13 +217,23 @@ STRUCTURED_MAX_TOKENS = 512
 
 
 def unreadable_rates(log: EvalLog) -> tuple[int, int, int, int]:
-    """(unparseable audit/SelfVerify calls, calls, fallback steps, steps) of one log."""
-    figures = log_figures(log)
-    return figures.unreadable, figures.audit_calls, figures.fallbacks, figures.steps
+    """(unparseable audit/SelfVerify calls, calls, fallback steps, steps) of one log,
+    read from its scores: detection counts ``unparseable`` of ``calls``, navigation the
+    steps that ``fell back`` and its audits' ``audit_unparseable`` of ``audit_calls``."""
+    unreadable = calls = fallbacks = steps = 0
+    for sample in log.samples or []:
+        for score in (sample.scores or {}).values():
+            value = score.value if isinstance(score.value, dict) else {}
+            metadata = score.metadata or {}
+            unreadable += int(value.get("unparseable", 0)) + int(metadata.get("audit_unparseable", 0))
+            calls += int(value.get("calls", 0)) + int(metadata.get("audit_calls", 0))
+            fallbacks += int(value.get("fallbacks", 0))
+            steps += int(value.get("steps", 0))
+    return unreadable, calls, fallbacks, steps
 
 
 def test_structured_output_makes_the_answers_readable(
-    server: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if "structured" not in inspect.signature(detection).parameters:
         pytest.skip("the tasks have no -T structured yet")
@@ -267,7 +243,6 @@ def test_structured_output_makes_the_answers_readable(
         logs = [
             run(
                 server,
-                "openai-api",
                 "detection",
                 tmp_path / mode,
                 STRUCTURED_MAX_TOKENS,
@@ -277,7 +252,6 @@ def test_structured_output_makes_the_answers_readable(
             ),
             run(
                 server,
-                "openai-api",
                 "navigation",
                 tmp_path / mode,
                 STRUCTURED_MAX_TOKENS,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.solvers import parse_audit
-from spatialstale.solvers._prompts import AUDIT
+from spatialstale.protocol import parse_audit
+from spatialstale.protocol._prompts import AUDIT
 
 from .test_local_llm import BATCH_SIZE, ENTRIES, batch_ids, model_events, run, score_value
 
@@ -24,8 +24,8 @@ pytestmark = pytest.mark.slow
 K = 8
 
 
-def test_smollm2_audits_every_entry_and_distractor_flags_are_counted(server: tuple[str, str], tmp_path: Path) -> None:
-    log = run(server, "openai-api", "detection", tmp_path, n_seeds=2, distractors=K)
+def test_smollm2_audits_every_entry_and_distractor_flags_are_counted(server: str, tmp_path: Path) -> None:
+    log = run(server, "detection", tmp_path, n_seeds=2, distractors=K)
     samples = log.samples or []
     assert len(samples) == 2
     assert log.results is not None and "distractor_flag_rate" in log.results.scores[0].metrics
@@ -50,10 +50,9 @@ def test_smollm2_audits_every_entry_and_distractor_flags_are_counted(server: tup
     print(f"SmolLM2, K = {K}: {flagged} of {judged} distractor judgments flagged stale")
 
 
-def test_smollm2_navigates_with_distractors_in_the_memory_view(server: tuple[str, str], tmp_path: Path) -> None:
+def test_smollm2_navigates_with_distractors_in_the_memory_view(server: str, tmp_path: Path) -> None:
     log = run(
         server,
-        "openai-api",
         "navigation",
         tmp_path,
         n_seeds=1,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.solvers import read_audit
-from spatialstale.solvers._prompts import AUDIT
+from spatialstale.protocol import read_audit
+from spatialstale.protocol._prompts import AUDIT
 
 from .test_local_llm import batch_ids, model_events, run, score_value
 
@@ -26,8 +26,8 @@ COUNTS = ("edits_correct", "edits_wrong", "edits_missing", "edits_unreadable")
 
 
 @pytest.mark.parametrize("structured", [False, True])
-def test_smollm2_edits_are_scored_and_counted(server: tuple[str, str], structured: bool, tmp_path: Path) -> None:
-    log = run(server, "openai-api", "detection", tmp_path, n_seeds=2, edits=True, structured=structured)
+def test_smollm2_edits_are_scored_and_counted(server: str, structured: bool, tmp_path: Path) -> None:
+    log = run(server, "detection", tmp_path, n_seeds=2, edits=True, structured=structured)
     samples = log.samples or []
     assert len(samples) == 2
     assert log.results is not None and "edit_accuracy" in log.results.scores[0].metrics

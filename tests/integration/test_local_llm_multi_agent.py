@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai import eval
 from inspect_ai.log import EvalLog
 
-from spatialstale.agents.llama_server import run_suite
 from spatialstale.env import make_instance
-from spatialstale.solvers import parse_action, parse_audit, parse_selfverify
-from spatialstale.solvers._prompts import AUDIT, NAVIGATE, SELFVERIFY
+from spatialstale.protocol import parse_action, parse_audit, parse_selfverify
+from spatialstale.protocol._prompts import AUDIT, NAVIGATE, SELFVERIFY
 
+from ._llama_support import smollm2
 from .test_local_llm import BATCH_SIZE, ENTRIES, MAX_TOKENS, batch_ids, model_events, score_value
 
 pytestmark = pytest.mark.slow
@@ -28,16 +29,13 @@ pytestmark = pytest.mark.slow
 TOLD = "Another agent crossed the lake before you"
 
 
-def run(server: tuple[str, str], task: str, tmp_path: Path, **task_args: Any) -> EvalLog:
-    base_url, api_key = server
-    [log] = run_suite(
-        base_url,
-        providers=["openai-api"],
-        tasks=[task],
+def run(server: str, task: str, tmp_path: Path, **task_args: Any) -> EvalLog:
+    [log] = eval(
+        f"spatialstale/{task}",
+        model=smollm2(server, MAX_TOKENS),
         task_args={"regime": "MA", "batch_size": BATCH_SIZE, **task_args},
-        api_key=api_key,
         log_dir=str(tmp_path),
-        max_tokens=MAX_TOKENS,
+        display="none",
     )
     assert log.status == "success", log.error
     return log
@@ -50,7 +48,7 @@ def assert_route_told_and_broken_cells_covered(text: str, seed: int) -> None:
         assert f"({change.row},{change.col})=H" not in text
 
 
-def test_detection_in_ma(server: tuple[str, str], tmp_path: Path) -> None:
+def test_detection_in_ma(server: str, tmp_path: Path) -> None:
     log = run(server, "detection", tmp_path, n_seeds=2)
     samples = log.samples or []
     assert len(samples) == 2
@@ -68,7 +66,7 @@ def test_detection_in_ma(server: tuple[str, str], tmp_path: Path) -> None:
         print(f"SmolLM2 MA detection {sample.id}: f1={value['f1']:.3f} unparseable={value['unparseable']}")
 
 
-def test_navigation_in_ma(server: tuple[str, str], tmp_path: Path) -> None:
+def test_navigation_in_ma(server: str, tmp_path: Path) -> None:
     log = run(server, "navigation", tmp_path, n_seeds=1, max_steps=5, episodes=1, strategies="nofilter,omcd,selfverify")
     samples = log.samples or []
     assert sorted(str(s.metadata["strategy"]) for s in samples) == ["nofilter", "omcd", "selfverify"]

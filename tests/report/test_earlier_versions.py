@@ -14,8 +14,8 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessageSystem
 
+from spatialstale.protocol import DEFAULT_PROMPTS, call_kind, prompt_hash
 from spatialstale.report import read_logs
-from spatialstale.solvers import DEFAULT_PROMPTS, call_kind, prompt_hash
 from spatialstale.study._cli import main
 from tests.report._markdown import report_of
 

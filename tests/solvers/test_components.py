@@ -15,8 +15,9 @@ from inspect_ai.tool import ToolError
 import spatialstale.agents  # noqa: F401  (registers the reference agents)
 from spatialstale.env import Action, DynamicFrozenLakeEnv, make_instance, move
 from spatialstale.evals._dataset import grid_samples
+from spatialstale.protocol import PerceptionSettings, Sight
 from spatialstale.scorers import perception_accuracy
-from spatialstale.solvers import PerceptionSettings, Sight, StrategyContext, make_strategy, perception_probe
+from spatialstale.solvers import StrategyContext, make_strategy, perception_probe
 from spatialstale.solvers._tools import ToolRun, move_tool, recall_tool
 
 from ..conftest import run_eval

@@ -92,7 +92,7 @@ def test_an_audit_issues_its_batches_together_and_logs_them_in_batch_order(conne
         tables = _audit_tables(sample)
         assert [where for where, _ in tables] == [
             f"detection window {k} (after step {step})"
-            for k, step in enumerate([w["step"] for w in sample.store["spatialstale:detection"]["windows"]], start=1)
+            for k, step in enumerate([w["step"] for w in sample.scores["stale_f1"].metadata["windows"]], start=1)
         ]
         for _, text in tables:
             assert [line.split(" | ")[0].lstrip("| ") for line in table_rows(text)] == [

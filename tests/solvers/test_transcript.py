@@ -18,7 +18,7 @@ from spatialstale.env import make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.evals.perception import perception
-from spatialstale.solvers._answers import read_audit
+from spatialstale.protocol import read_audit
 
 
 def _run(task: Any, tmp_path: Path) -> EvalLog:

@@ -10,8 +10,7 @@ import pytest
 from inspect_ai.model import ModelUsage, compute_model_cost
 
 from spatialstale.env import make_instance
-from spatialstale.solvers import NAVIGATION
-from spatialstale.solvers._prompts import navigate_messages
+from spatialstale.protocol import NAVIGATION, navigate_messages
 from spatialstale.study import Calls, Study, study_seeds, study_tasks
 from spatialstale.study._calls import ANY_PREFIX, NAVIGATE_ANSWER, Asked, CacheRule, Meter, chain, prompt_parts
 from spatialstale.study._cli import main

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from spatialstale.solvers import FILTERING, MODALITIES, STRATEGIES, TaskParameterError
+from spatialstale.protocol import MODALITIES, TaskParameterError
+from spatialstale.solvers import FILTERING, STRATEGIES
 from spatialstale.study import study_matrix
 from spatialstale.study._cli import main
 from spatialstale.study._matrix import TASKS, beyond_paper, skipped_lines

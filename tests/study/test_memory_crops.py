@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spatialstale.env import make_instance
-from spatialstale.solvers import DetectionSettings
+from spatialstale.protocol import DetectionSettings
 from spatialstale.study import study_seeds, study_tasks
 from spatialstale.study._calls import CROP_TOKENS, Asked
 from spatialstale.study._cli import main

@@ -406,8 +406,7 @@ def test_dry_run_costs_follow_the_price_table(tmp_path: Path, capsys: pytest.Cap
 
 def test_dry_run_cached_tokens_are_the_prompts_shared_prefix() -> None:
     from spatialstale.env import make_instance
-    from spatialstale.solvers import DETECTION, Sight
-    from spatialstale.solvers._prompts import audit_messages
+    from spatialstale.protocol import DETECTION, Sight, audit_messages
     from spatialstale.study._calls import Asked, Meter, prompt_parts
 
     instance = make_instance(study_seeds(None, 1)[0], "L1", 8)

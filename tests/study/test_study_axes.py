@@ -14,8 +14,8 @@ import pytest
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale.env import Instance, make_instance
+from spatialstale.protocol import NAVIGATION, PROMPT_SETS
 from spatialstale.report import read_logs
-from spatialstale.solvers import NAVIGATION, PROMPT_SETS
 from spatialstale.study import Calls, Study, TaskSpec, account, estimate_task, study_tasks
 from spatialstale.study._calls import Asked
 from spatialstale.study._cli import main

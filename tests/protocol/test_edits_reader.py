@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialstale.solvers import edit_claim, judge_edit, read_audit
-from spatialstale.solvers._prompts import audit_schema
+from spatialstale.protocol import audit_schema, judge_edit, read_audit
+from spatialstale.protocol._edits import edit_claim
 
 CELLS = {"mem_028": (3, 4), "mem_029": (3, 5), "mem_030": (3, 6)}
 IDS = list(CELLS)

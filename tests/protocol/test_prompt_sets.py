@@ -9,30 +9,28 @@ import pytest
 
 from spatialstale.agents._perception import CallKind, call_kind
 from spatialstale.env import make_instance
-from spatialstale.solvers import (
+from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
     DEFAULT_NAVIGATE_PROMPT,
+    DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_PROMPT_SET,
     DEFAULT_SELFVERIFY_PROMPT,
+    PROMPT_KINDS,
     PROMPT_SETS,
     PromptSet,
     Sight,
-    prompt_hash,
-    prompt_set_metadata,
-    read_action,
-    read_audit,
-    read_selfverify,
-)
-from spatialstale.solvers._cells import read_perception
-from spatialstale.solvers._prompt_sets import HASH_LENGTH, PROMPT_KINDS
-from spatialstale.solvers._prompts import (
-    DEFAULT_PERCEPTION_PROMPT,
     audit_messages,
     fill_prompt,
     navigate_messages,
     perception_messages,
+    prompt_hash,
+    read_action,
+    read_audit,
+    read_perception,
+    read_selfverify,
     selfverify_messages,
 )
+from spatialstale.protocol._prompt_sets import HASH_LENGTH, prompt_set_metadata
 
 TEXT = Sight("text", "full")
 

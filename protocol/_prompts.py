@@ -50,13 +50,12 @@ from spatialstale.env import (
     Grid,
     Instance,
     MemoryEntry,
+    Overlay,
     Pos,
-    cover_tracks,
     crop_png,
     fog_note,
-    has_tracks,
     holes_observation,
-    other_agent_note,
+    regime_of,
     render_png,
     text_observation,
 )
@@ -125,6 +124,32 @@ Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinate
 For every cell you are asked about, answer its type in the current grid: S, F, H or G.
 Answer with JSON only, one object per cell, in the order given:
 [{"cell": "(0,0)", "type": "S"}]"""
+
+
+DEFAULT_TOOLS_PROMPT = """\
+You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
+Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
+Coordinates are (row,col), row 0 at the top.
+Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
+a move off the grid leaves the agent in place. It returns what you see after the step.
+The episode also ends when the step budget runs out.
+Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
+exploration of this grid.
+Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
+"""The tool navigator's system prompt (``-T agent=tools``; ``spatialstale.solvers``
+runs its conversation). The tools' names and ``recall``'s answers follow."""
+
+MOVE_NAME = "move"
+RECALL_NAME = "recall"
+NO_MEMORY_ANSWER = "You have no memory of this grid."
+"""``recall``'s answer under NoMemory, whatever the cell."""
+EPISODE_OVER = "the episode is over: no more calls are taken"
+"""The tool error of a call made after the episode ended."""
+
+
+def no_entry_answer(row: int, col: int) -> str:
+    """``recall``'s answer for a cell the memory view holds no entry for."""
+    return f"Memory holds no entry for ({row},{col})."
 
 
 def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
@@ -215,11 +240,6 @@ FOG_IMAGE_OBSERVATION_HEADER = (
 )
 """The image header when fog hides part of the grid (``-T view_radius``); the rule's
 radius and visible rows and columns follow it (:func:`image_header`)."""
-TRACKS_IMAGE_LEGEND = (
-    "Brown with a white arrow = a cell covered by the other agent's tracks (the arrow points the way it moved); "
-    "blue circle = the other agent, on ice."
-)
-"""Added to the image header when the other agent's route is drawn (regime MA)."""
 MEMORY_HEADER = "Memory entries:"
 CROPS_HEADER = "Memory entries (pictures, each after its id):"
 CROPS_NOTE = (
@@ -335,6 +355,14 @@ OBSERVATIONS = ("full", "holes")
 ``holes`` (only S, G and the holes; every other cell is F). Same information; ``holes``
 is the cheaper listing for large grids."""
 
+FILTERS = ("delete", "unknown")
+"""How a filtering strategy applies its flags: ``delete`` removes a flagged entry
+from the view (the paper); ``unknown`` keeps it, marked as unknown."""
+
+NAVIGATORS = ("prompt", "tools")
+"""How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
+view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
+
 OBSERVATION_CACHE = 64
 """Grids whose rendered observation is kept: an audit's batches and the steps between
 two changes all show the same grid."""
@@ -353,15 +381,15 @@ def grid_listing(grid: Grid, agent: Pos, observation: str) -> str:
     return f"{TEXT_OBSERVATION_HEADER}\n{listing}"
 
 
-def image_header(grid: Grid, agent: Pos) -> str:
+def image_header(grid: Grid, agent: Pos, legend: str | None = None) -> str:
     """The line above the image: its legend, and under fog the grey cells' rule.
 
-    A grid with no fogged cell gets :data:`IMAGE_OBSERVATION_HEADER`, the paper's; one
-    with the other agent's route drawn (regime MA) adds :data:`TRACKS_IMAGE_LEGEND`.
+    A grid with no fogged cell gets :data:`IMAGE_OBSERVATION_HEADER`, the paper's; a
+    regime's overlay adds its ``legend`` for what it draws (MA: the other agent's tracks).
     """
     rule = fog_note(grid, agent, "Grey cells")
     header = IMAGE_OBSERVATION_HEADER if rule is None else f"{FOG_IMAGE_OBSERVATION_HEADER} {rule}"
-    return f"{header} {TRACKS_IMAGE_LEGEND}" if has_tracks(grid) else header
+    return f"{header} {legend}" if legend else header
 
 
 @dataclass(frozen=True)
@@ -373,37 +401,40 @@ class Sight:
         observation: the listing, ``full`` (every cell) or ``holes`` (S, G and the holes).
         image: the image of a grid as sent: its PNG data URI. The dry run passes a
             stand-in that names what an image shows without drawing it.
-        route: the other agent's route (regime MA; :meth:`for_instance`), empty
-            otherwise: every observation covers its cells with its tracks and the
-            prompt tells its moves and habit before the grid.
+        overlay: what the instance's regime adds to every observation
+            (:meth:`for_instance`; MA: the other agent's story before the grid and its
+            tracks over the route), None for the grid as it is.
     """
 
     modality: str
     observation: str
     image: Callable[[Grid, Pos | None], str] = png_data_uri
-    route: tuple[Pos, ...] = ()
+    overlay: Overlay | None = None
 
     def for_instance(self, instance: Instance) -> Sight:
-        """This sight for ``instance``'s calls: with its other agent's route, if any."""
-        return replace(self, route=instance.route) if instance.route else self
+        """This sight for ``instance``'s calls: with its regime's overlay, if any."""
+        overlay = regime_of(instance.regime).overlay(instance.drawn)
+        return replace(self, overlay=overlay) if overlay is not None else self
 
     def content(self, grid: Grid, agent: Pos) -> list[Content]:
         """The live grid as prompt content.
 
         ``grid`` is what the caller may see: a fogged grid (``spatialstale.env.fog``)
         lists its hidden cells as ``?``, draws them grey and states the rule; the full
-        grid gives the paper's observation. With a route (regime MA) the cells of the
-        route in view are covered by its tracks (``spatialstale.env.cover_tracks``)
-        and the other agent's story comes first (``other_agent_note``).
+        grid gives the paper's observation. A regime's overlay comes first with its
+        note and covers the grid as it says (MA: the route's cells in view hold the
+        other agent's tracks).
         """
         parts: list[Content] = []
-        if self.route:
-            grid = cover_tracks(grid, self.route)
-            parts.append(ContentText(text=other_agent_note(self.route)))
+        legend = None
+        if self.overlay is not None:
+            grid = self.overlay.cover(grid)
+            legend = self.overlay.legend(grid)
+            parts.append(ContentText(text=self.overlay.note))
         if self.modality in ("text", "both"):
             parts.append(ContentText(text=grid_listing(grid, agent, self.observation)))
         if self.modality in ("vision", "both"):
-            parts.append(ContentText(text=image_header(grid, agent)))
+            parts.append(ContentText(text=image_header(grid, agent, legend)))
             parts.append(ContentImage(image=self.image(grid, agent), detail="high"))
         return parts
 

@@ -1,6 +1,10 @@
 """Memory strategies as plug-ins: a ``module:Class`` entry, or a name an installed
 package declares in the ``spatialstale.strategies`` entry-point group.
 
+Here the names are read, as every ``-T`` value is, before any model call; the
+strategies themselves, built-in and plug-in, run in ``spatialstale.solvers``
+(``make_strategy``), which asks :func:`plugin_strategy` for a plug-in's class.
+
 ``-T strategies=nofilter,omcd,my_package.my_module:MyMemory`` runs a strategy written
 outside the suite; a package that declares
 
@@ -29,7 +33,13 @@ import re
 from importlib.metadata import entry_points
 
 from ._errors import TaskParameterError
-from ._strategies import STRATEGIES, MemoryStrategy, StrategyContext
+
+BUILTIN_STRATEGIES = ("nomemory", "nofilter", "selfverify", "omcd", "oracle", "localverify")
+"""The names of the built-in strategies (``spatialstale.solvers.STRATEGIES``): the
+paper's five in its order, then LocalVerify."""
+
+DEFAULT_STRATEGIES = BUILTIN_STRATEGIES[:5]
+"""The strategies a navigation task runs by default: the paper's five."""
 
 ENTRY_POINT_GROUP = "spatialstale.strategies"
 """The entry-point group a package declares its strategies in."""
@@ -80,20 +90,20 @@ def check_strategy_class(target: object, spec: str, *, entry_point: str | None =
     name = getattr(target, "name", None)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise _fail(spec, f"needs a class attribute name of lower-case letters, digits and underscores; got {name!r}")
-    builtin = STRATEGIES.get(name)
-    if builtin is not None and builtin is not target:
+    if name in BUILTIN_STRATEGIES:
         raise _fail(spec, f"is named {name!r}, a built-in strategy's name; give it another name")
     if entry_point is not None and name != entry_point:
         raise _fail(spec, f"is declared as {entry_point!r} but its class is named {name!r}; make them the same")
     return target
 
 
-def resolve_strategy(item: str) -> tuple[str, type]:
-    """The strategy name and class of one ``-T strategies`` entry: a built-in name (any
-    case), a ``module:Class`` plug-in or an installed plug-in's entry-point name."""
-    builtin = next((n for n in STRATEGIES if n.lower() == item.lower()), None)
+def resolve_strategy(item: str) -> tuple[str, type | None]:
+    """The strategy name of one ``-T strategies`` entry, and a plug-in's class (None for
+    a built-in): a built-in name (any case), a ``module:Class`` plug-in or an installed
+    plug-in's entry-point name. A plug-in is loaded and checked now."""
+    builtin = next((n for n in BUILTIN_STRATEGIES if n.lower() == item.lower()), None)
     if builtin is not None:
-        return builtin, STRATEGIES[builtin]
+        return builtin, None
     if item in _RESOLVED:
         # a plug-in's name once its module:Class is resolved (the study passes names on)
         return item, _RESOLVED[item]
@@ -104,7 +114,7 @@ def resolve_strategy(item: str) -> tuple[str, type]:
         if item not in declared:
             plugins = f" (installed plug-ins: {', '.join(sorted(declared))})" if declared else ""
             raise TaskParameterError(
-                f"strategies must be one of {', '.join(STRATEGIES)}, an installed plug-in's name{plugins} "
+                f"strategies must be one of {', '.join(BUILTIN_STRATEGIES)}, an installed plug-in's name{plugins} "
                 f"or module:Class; got {item!r}"
             )
         cls = check_strategy_class(_load(declared[item]), declared[item], entry_point=item)
@@ -113,17 +123,10 @@ def resolve_strategy(item: str) -> tuple[str, type]:
     return name, cls
 
 
-def strategy_class(name: str) -> type:
-    """The class of a strategy name: a built-in, a plug-in resolved in this process or
-    an installed plug-in's entry-point name."""
-    if name in STRATEGIES:
-        return STRATEGIES[name]
-    if name in _RESOLVED:
-        return _RESOLVED[name]
-    return resolve_strategy(name)[1]
-
-
-def make_strategy(name: str, context: StrategyContext) -> MemoryStrategy:
-    """A new strategy of ``name`` (built-in or plug-in) for one episode."""
-    strategy: MemoryStrategy = strategy_class(name)(context)
-    return strategy
+def plugin_strategy(name: str) -> type:
+    """The class of a plug-in strategy: one resolved in this process, or an installed
+    plug-in's entry-point name."""
+    cls = _RESOLVED.get(name) or resolve_strategy(name)[1]
+    if cls is None:
+        raise ValueError(f"{name!r} is a built-in strategy, not a plug-in")
+    return cls

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spatialstale.env import Action
-from spatialstale.solvers import read_action, read_audit, read_selfverify
-from spatialstale.solvers._scan import MAX_CONTAINERS, scan, strip_reasoning
+from spatialstale.protocol import read_action, read_audit, read_selfverify
+from spatialstale.protocol._scan import MAX_CONTAINERS, scan, strip_reasoning
 
 BATCH = ["mem_001", "mem_002", "mem_003"]
 TRUTH = {"mem_001": False, "mem_002": True, "mem_003": False}

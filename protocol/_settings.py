@@ -28,8 +28,6 @@ from types import SimpleNamespace
 from typing import Any, ClassVar, Self
 
 from spatialstale.env import (
-    AGENT_REGIMES,
-    CHANGE_REGIMES,
     DEFAULT_SIZE,
     DISTRACTOR_BANK_VERSION,
     FULL_VIEW,
@@ -37,15 +35,28 @@ from spatialstale.env import (
     MAX_DISTRACTORS,
     MAX_STEPS,
     N_DEFAULT_SEEDS,
+    REGIMES,
+    STATIC,
+    RegimeError,
+    make_instance,
+    regime_source,
+    validate_regime,
 )
 from spatialstale.env import default_seeds as derive_seeds
 
 from ._errors import TaskParameterError, reported
-from ._plugins import resolve_strategy
+from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
-from ._prompts import EDITS_REQUEST, MEMORIES, MODALITIES, OBSERVATIONS, crops_prompt
-from ._strategies import DEFAULT_STRATEGIES, FILTERS, STRATEGIES
-from ._tools import DEFAULT_TOOLS_PROMPT, NAVIGATORS
+from ._prompts import (
+    DEFAULT_TOOLS_PROMPT,
+    EDITS_REQUEST,
+    FILTERS,
+    MEMORIES,
+    MODALITIES,
+    NAVIGATORS,
+    OBSERVATIONS,
+    crops_prompt,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -119,13 +130,16 @@ def boolean(value: object, name: str) -> bool:
 
 
 def regimes(value: object, name: str) -> tuple[str, ...]:
-    """One or several change regimes (``L1,L2,L3``, ``MA``, any case); ``none`` for a static grid."""
-    valid = (*CHANGE_REGIMES, *AGENT_REGIMES)
+    """One or several change regimes: built-in names (``L1,L2,L3``, ``MA``, any case;
+    ``none`` for a static grid), ``module:Class`` plug-ins or an installed plug-in's
+    name (``spatialstale.env._plugins``), each resolved now, before any model call; the
+    regimes' names, no duplicates."""
     chosen: list[str] = []
     for item in as_list(value, name):
-        regime = next((r for r in ("none", *valid) if r.lower() == item.lower()), None)
-        if regime is None:
-            raise TaskParameterError(f"{name} must be one of {', '.join(valid)} (or none); got {item!r}")
+        try:
+            regime = validate_regime(item)
+        except RegimeError as error:
+            raise TaskParameterError(str(error)) from None
         if regime not in chosen:
             chosen.append(regime)
     return tuple(chosen)
@@ -133,9 +147,9 @@ def regimes(value: object, name: str) -> tuple[str, ...]:
 
 def strategy_names(value: object, name: str) -> tuple[str, ...]:
     """Memory strategies: built-in names (any case), ``module:Class`` plug-ins or an
-    installed plug-in's entry-point name (``spatialstale.solvers._plugins``), each
-    resolved now, before any model call; the strategies' names, no duplicates."""
-    chosen: dict[str, type] = {}
+    installed plug-in's entry-point name (``_plugins``), each resolved now, before any
+    model call; the strategies' names, no duplicates."""
+    chosen: dict[str, type | None] = {}
     for item in as_list(value, name):
         strategy, cls = resolve_strategy(item)
         if chosen.get(strategy, cls) is not cls:
@@ -376,7 +390,7 @@ def show_radius(radius: int | None) -> str:
 
 def tag_regimes(value: tuple[str, ...]) -> str:
     """``L2``, ``L1,L2,L3``; the static grid as ``regime=none`` (a bare ``none`` reads as nothing)."""
-    return ",".join(value) if "none" not in value else "regime=" + ",".join(value)
+    return ",".join(value) if STATIC not in value else "regime=" + ",".join(value)
 
 
 def tag_strategies(value: tuple[str, ...]) -> str:
@@ -403,9 +417,10 @@ class GridSettings:
 
     regime: tuple[str, ...] = axis(
         "L2",
-        "L1, L2 or L3, or several (L1,L2,L3); MA (another agent's changes); metrics are grouped by regime",
+        "L1, L2 or L3, or several (L1,L2,L3); MA (another agent's changes); a plug-in (module:Class, or an "
+        "installed plug-in's name); metrics are grouped by regime",
         read=regimes,
-        values=(*CHANGE_REGIMES, *AGENT_REGIMES),
+        values=tuple(r for r in REGIMES if r != STATIC),
         tag=tag_regimes,
     )
     modality: str = axis(
@@ -470,7 +485,23 @@ class GridSettings:
                 else prompt_text(text, f"{kind}_prompt")
                 for kind, text in given.items()
             }
-            return cls(**values)
+            settings = cls(**values)
+            settings.check_draws()
+            return settings
+
+    def check_draws(self) -> None:
+        """Draw every instance of each plug-in regime now (the task draws them again from
+        the cache): a draw that fails or breaks the rules every regime keeps is a bad
+        ``-T regime`` (TaskParameterError, one line), found before any model call. The
+        built-in regimes' draws are tested (``tests/env``)."""
+        for regime in self.regime:
+            if regime in REGIMES:
+                continue
+            for seed in self.seeds:
+                try:
+                    make_instance(seed, regime, self.size, getattr(self, "distractors", 0))
+                except RegimeError as error:
+                    raise TaskParameterError(str(error)) from None
 
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
@@ -509,7 +540,13 @@ class GridSettings:
             if a.task_meta and a.name != "prompt_set" and self._records(a):  # the set is recorded last
                 value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
-        return {**out, **self.distractor_record(), **self.prompt_record}
+        return {**out, **self.plugin_record(), **self.distractor_record(), **self.prompt_record}
+
+    def plugin_record(self) -> dict[str, object]:
+        """``regime_sources``: each plug-in regime's class (``module:Class``), the code
+        that drew its instances; nothing when every regime is built in."""
+        sources = {r: regime_source(r) for r in self.regime if r not in REGIMES}
+        return {"regime_sources": sources} if sources else {}
 
     def sample_metadata(self) -> dict[str, object]:
         """What every sample's metadata records of the settings (beside its instance)."""
@@ -634,7 +671,7 @@ class NavigationSettings(GridSettings):
         "the memory strategies, one sample each per seed: the paper's five by default; localverify, "
         "or a plug-in (module:Class, or an installed plug-in's name)",
         read=strategy_names,
-        values=tuple(STRATEGIES),
+        values=BUILTIN_STRATEGIES,
         tag=tag_strategies,
     )
     max_steps: int = axis(MAX_STEPS, "the step budget of an episode", read=at_least(1))

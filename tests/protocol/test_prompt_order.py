@@ -14,17 +14,16 @@ from inspect_ai.model import ContentImage, ContentText, GenerateConfig, get_mode
 from spatialstale.env import make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
-from spatialstale.solvers import Sight, TaskParameterError
-from spatialstale.solvers._prompts import (
-    AUDIT_SCHEMA,
+from spatialstale.protocol import (
     NAVIGATE_SCHEMA,
+    Sight,
+    TaskParameterError,
     answer_config,
     audit_messages,
-    grid_listing,
     navigate_messages,
-    png_data_uri,
     selfverify_messages,
 )
+from spatialstale.protocol._prompts import AUDIT_SCHEMA, grid_listing, png_data_uri
 from tests.scripted import without_tokens
 
 BOTH = Sight("both", "full")

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialstale.solvers._cells import cell_value, coordinate, read_perception
-from spatialstale.solvers._scan import MAX_CONTAINERS
+from spatialstale.protocol import read_perception
+from spatialstale.protocol._cells import cell_value, coordinate
+from spatialstale.protocol._scan import MAX_CONTAINERS
 
 BATCH = [(0, 0), (0, 1), (1, 2), (7, 7)]
 TRUTH = {(0, 0): "S", (0, 1): "H", (1, 2): "F", (7, 7): "G"}

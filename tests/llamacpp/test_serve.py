@@ -1,7 +1,8 @@
-"""The server-side wrapper: json_schema response formats rewritten for llama-cpp-python.
+"""The server-side wrapper's request rewrites: content parts joined, json_schema
+response formats made llama-cpp-python's.
 
 Pure functions and the ASGI middleware, without llama_cpp; the slow SmolLM2 tests
-send json_schema requests to the real server.
+(tests/integration) send the suite's real requests to the real server.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import asyncio
 import json
 from typing import Any
 
-from spatialstale.agents._llama_serve import JsonSchemaResponseFormat, json_object_format, rewrite_request
+from spatialstale.llamacpp._serve import RewriteChatRequests, joined_content, json_object_format, rewrite_request
 
 SCHEMA = {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}
 
@@ -26,12 +27,40 @@ def test_other_formats_are_left_to_the_server() -> None:
         assert json_object_format(unchanged) is unchanged
 
 
-def test_only_a_json_schema_request_body_is_rewritten() -> None:
+def test_text_parts_are_joined_with_new_lines_and_images_dropped() -> None:
+    parts = [
+        {"type": "text", "text": "Grid:"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        {"type": "text", "text": "\n[mem_000] SAFE at (0,0)"},
+    ]
+    assert joined_content(parts) == "Grid:\n\n[mem_000] SAFE at (0,0)"
+    assert joined_content([]) == ""
+    for unchanged in ("text", None):
+        assert joined_content(unchanged) is unchanged
+
+
+def test_only_a_request_with_parts_or_json_schema_is_rewritten() -> None:
     request = {"model": "m", "messages": [], "response_format": {"type": "json_schema", "json_schema": {"schema": {}}}}
     assert json.loads(rewrite_request(json.dumps(request).encode())) == request | {
         "response_format": {"type": "json_object", "schema": {}}
     }
-    for body in (b'{"model": "m"}', b'{"response_format": {"type": "text"}}', b"not json", b"[1, 2]"):
+    messages = [
+        {"role": "system", "content": "Audit."},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {"role": "assistant", "content": None, "tool_calls": []},
+    ]
+    assert json.loads(rewrite_request(json.dumps({"messages": messages}).encode()))["messages"] == [
+        messages[0],
+        {"role": "user", "content": "a\nb"},
+        messages[2],
+    ]
+    for body in (
+        b'{"model": "m"}',
+        b'{"response_format": {"type": "text"}}',
+        b'{"messages": [{"role": "user", "content": "as it came"}]}',
+        b"not json",
+        b"[1, 2]",
+    ):
         assert rewrite_request(body) is body
 
 
@@ -60,7 +89,7 @@ def run_middleware(path: str, chunks: list[bytes]) -> tuple[bytes, dict[bytes, b
 
     length = str(sum(len(c) for c in chunks)).encode()
     scope = {"type": "http", "method": "POST", "path": path, "headers": [(b"content-length", length)]}
-    asyncio.run(JsonSchemaResponseFormat(app)(scope, receive, send))
+    asyncio.run(RewriteChatRequests(app)(scope, receive, send))
     return seen["body"], seen["headers"]
 
 
