@@ -533,11 +533,23 @@ def format_plan(
         if sampled
         else "every seed built"
     )
-    out.append(
+    kinds = {r.estimate.spec.kind for r in rows}
+    samples = {
+        "detection": "Samples: detection one per seed. Detection calls are exact (windows x ceil(n^2/B) a seed).",
+        "navigation": "Samples: navigation one per (seed, strategy), each run for every epoch (--episodes).",
+    }.get(
+        next(iter(kinds)) if len(kinds) == 1 else "",
         "Samples: detection one per seed, navigation one per (seed, strategy), each run for every epoch "
-        "(--episodes). Detection calls are exact (windows x ceil(n^2/B) a seed). Navigation figures are an "
-        "upper bound: every episode runs max_steps steps, OMCD re-audits after every scheduled L3 event, "
-        "SelfVerify makes 1 call, Oracle none, and every memory view holds the whole store. Tokens: "
+        "(--episodes). Detection calls are exact (windows x ceil(n^2/B) a seed).",
+    )
+    upper = (
+        " Navigation figures are an upper bound: every episode runs max_steps steps, OMCD re-audits after every "
+        "scheduled L3 event, SelfVerify makes 1 call, Oracle none, and every memory view holds the whole store."
+        if "navigation" in kinds
+        else ""
+    )
+    out.append(
+        f"{samples}{upper} Tokens: "
         f"ceil(chars/4) a message part, {IMAGE_TOKENS} a {8 * CELL_PX}x{8 * CELL_PX} image; completions as "
         "the requested answer format. Method: "
         f"{how}; chains of more than {2 * CHAIN_PAIRS} calls measured on {CHAIN_PAIRS} pairs of consecutive "

@@ -123,6 +123,7 @@ def test_a_plugins_stream_is_keyed_by_its_name_on_every_machine() -> None:
     )
     result = run_python(code, hash_seed="random")
     assert result.returncode == 0, result.stderr
+    validate_regime(f"{HERE}:EnvBand")  # registered here too, whatever ran before
     assert result.stdout.strip() == make_instance(4810, "EnvBand").to_json()
 
 

@@ -155,18 +155,20 @@ REJECTED = {
 }
 
 
-SLOW_CASES = ("bad structured", "empty prompt", "bad edits", "bad memory", "crops from text")
-"""Read by the same checks as the fast tier's cases: each one an `inspect eval` subprocess."""
+FAST_CASES = ("misspelled name", "unknown agent")
+"""The fast tier's cases; the others run in the slow tier, read by the same checks (each
+one an `inspect eval` subprocess; tests/evals/test_params.py and each option's tests check
+every bad value in process)."""
 
 
 @pytest.mark.parametrize(
     ("case", "display"),
-    [(case, "none") for case in REJECTED if case not in SLOW_CASES]
+    [(case, "none") for case in FAST_CASES]
     + [("bad regime", "full")]
     + [
         pytest.param(case, display, marks=pytest.mark.slow)
         for case, display in (
-            *((case, "none") for case in SLOW_CASES),
+            *((case, "none") for case in REJECTED if case not in FAST_CASES),
             *(("bad regime", display) for display in ("plain", "rich", "log")),
             *(("unknown agent", display) for display in ("plain", "rich", "full", "log")),
         )
@@ -242,6 +244,7 @@ def test_prompts_with_braces_run_end_to_end_from_a_task_config(tmp_path: Path) -
     assert systems == {p.replace("{size}", "8") for p in (AUDIT, NAVIGATE, SELFVERIFY)}
 
 
+@pytest.mark.slow  # an `inspect eval` subprocess; the readers of -T values are tested in process
 def test_a_prompt_with_commas_and_braces_from_the_command_line_reaches_the_model(tmp_path: Path) -> None:
     # compact JSON: -T values are read as YAML, where ": " would make a mapping
     prompt = 'Audit a {size}x{size} grid, then answer [{"memory_id":"mem_000","is_stale":true}], as JSON'

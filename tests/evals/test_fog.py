@@ -83,7 +83,8 @@ def fingerprint(log: EvalLog) -> dict[str, Any]:
     return rows
 
 
-@pytest.mark.parametrize("agent", ["credulous", pytest.param("observer", marks=pytest.mark.slow)])
+@pytest.mark.slow  # every strategy twice; fog reaching every step and audit stays fast
+@pytest.mark.parametrize("agent", ["credulous", "observer"])
 def test_the_full_view_is_the_run_without_the_parameter(agent: str, tmp_path: Path) -> None:
     """Ids, prompts (text and image), answers and scores are those of a run without it."""
     runs = [
@@ -267,6 +268,7 @@ def done_when(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
     return log
 
 
+@pytest.mark.slow  # eleven seeds; fog reaching every step and audit stays fast
 def test_under_fog_nomemory_is_no_longer_an_upper_bound(done_when: EvalLog) -> None:
     """Issue 12's Done-when: k=1 on L2, the credulous navigator."""
     table = outcomes_by_seed(done_when)

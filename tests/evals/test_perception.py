@@ -335,7 +335,7 @@ def inspect_eval(*args: str, log_dir: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    "task", ["spatialstale/perception", pytest.param("evals/perception.py", marks=pytest.mark.slow)]
+    "task", [pytest.param(t, marks=pytest.mark.slow) for t in ("spatialstale/perception", "evals/perception.py")]
 )
 def test_observer_scores_one_in_vision_from_the_command_line(task: str, tmp_path: Path) -> None:
     result = inspect_eval(

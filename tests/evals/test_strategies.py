@@ -190,6 +190,7 @@ def test_a_bad_plugin_fails_with_one_line(plugin: tuple[str, int], entry: str, m
     assert "\n" not in str(error.value)
 
 
+@pytest.mark.slow  # two `inspect eval` subprocesses; the regime plug-in's CLI test stays fast
 def test_a_plugin_runs_from_the_command_line_and_a_bad_one_fails_there(plugin: tuple[str, int], tmp_path: Path) -> None:
     module, n = plugin
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "plugins"), os.environ.get("PYTHONPATH", "")])}
@@ -251,7 +252,7 @@ def test_a_bad_verify_radius_fails_before_any_model_call(value: object) -> None:
 @pytest.mark.parametrize(
     ("radius", "agent", "n_seeds"),
     [
-        (1, "prompt", 6),
+        pytest.param(1, "prompt", 6, marks=pytest.mark.slow),
         pytest.param(1, "prompt", 12, marks=pytest.mark.slow),
         pytest.param(2, "prompt", 12, marks=pytest.mark.slow),
         pytest.param(1, "tools", 12, marks=pytest.mark.slow),

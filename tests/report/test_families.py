@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from inspect_ai.log import list_eval_logs
 
 from spatialstale.evals import navigation
@@ -16,6 +17,7 @@ from spatialstale.study import Study
 from tests.conftest import SEEDS, run_eval
 
 
+@pytest.mark.slow  # an MA run beside the shared study; the family rule itself is tested fast below
 def test_a_regime_beyond_the_papers_is_a_family_of_its_own(paper_study: Study, tmp_path: Path) -> None:
     both = tmp_path / "both"
     both.mkdir()

@@ -118,6 +118,7 @@ def _values(log_dir: Path, task: str, **args: object) -> list[dict[str, float]]:
     return out
 
 
+@pytest.mark.slow  # a study of edits, crops and MA; the distractor tables stay fast
 def test_the_edits_crops_and_other_agent_tables_equal_the_raw_logs(planned_study: Path, tmp_path: Path) -> None:
     markdown = _report(planned_study, tmp_path / "out")
     edits = {r[1]: r for r in _rows(_section(markdown, "### Memory edits"), "random")}

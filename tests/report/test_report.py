@@ -159,6 +159,7 @@ def test_bundle_writes_the_viewer_and_links_into_it(study: Path, tmp_path: Path)
     _assert_self_contained((out / "report.html").read_text(), out)
 
 
+@pytest.mark.slow  # reads every log's usage again
 def test_token_usage_per_model_equals_the_logs(study: Path, tmp_path: Path) -> None:
     totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for log in _headers(study):

@@ -202,3 +202,18 @@ def test_a_missing_api_key_is_no_error_in_a_dry_run(
         monkeypatch.delenv(key, raising=False)
     out = _dry_run(capsys, "--model", "openai/gpt-4o", "--auditor", "anthropic/claude-sonnet-4-5")
     assert "anthropic/claude-sonnet-4-5" in out and "cost: ~$" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "detection", "navigation"),
+    [(("--no-navigation",), True, False), (("--no-detection",), False, True), ((), True, True)],
+)
+def test_the_dry_runs_method_speaks_of_the_tasks_the_study_runs(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], detection: bool, navigation: bool
+) -> None:
+    [method] = [
+        line for line in _dry_run(capsys, "--model", "openai/gpt-4o", *argv).splitlines() if line.startswith("Samples:")
+    ]
+    assert ("Detection calls are exact" in method) is detection
+    assert ("navigation one per (seed, strategy)" in method) is navigation
+    assert ("Navigation figures are an upper bound" in method) is navigation

@@ -244,6 +244,7 @@ def fog_tools_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return log_dir
 
 
+@pytest.mark.slow  # a study of eight cells; the filter study stays fast
 def test_a_fog_and_tools_study_records_each_cells_radius_and_agent(fog_tools_study: Path) -> None:
     logs = _logs(str(fog_tools_study))
     assert all(log.status == "success" for log in logs)
