@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from ._regime import ChangeRegime, RegimeError
@@ -60,21 +61,29 @@ def _fail(spec: str, why: str) -> RegimeError:
     return RegimeError(f"regime: plug-in {spec!r} {why}")
 
 
-def _load(spec: str) -> object:
-    """The object ``module:attribute`` names."""
+def load_plugin(spec: str, fail: Callable[[str], Exception]) -> object:
+    """The object ``module:attribute`` names: the loader of every plug-in the suite takes
+    (change regimes here, memory strategies in :mod:`spatialstale.protocol`). Raises
+    ``fail(why)``, a one-line reason, when ``spec`` is not written ``module:attribute``,
+    its module cannot be imported (any error there is the plug-in's) or has no such
+    attribute."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise _fail(spec, "must be written module:Class")
+        raise fail("must be written module:Class")
     try:
         module = importlib.import_module(module_name)
     except Exception as error:  # any error importing user code is the plug-in's
-        raise _fail(spec, f"cannot be imported: {type(error).__name__}: {_one_line(error)}") from None
+        raise fail(f"cannot be imported: {type(error).__name__}: {_one_line(error)}") from None
     target: object = module
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise _fail(spec, f"not found: module {module_name!r} has no {attribute!r}")
+            raise fail(f"not found: module {module_name!r} has no {attribute!r}")
         target = getattr(target, part)
     return target
+
+
+def _load(spec: str) -> object:
+    return load_plugin(spec, lambda why: _fail(spec, why))
 
 
 def _one_line(error: BaseException) -> str:

@@ -27,10 +27,11 @@ name in this process, so the solver builds the sample's strategy from its name.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from importlib.metadata import entry_points
+
+from spatialstale.env import load_plugin
 
 from ._errors import TaskParameterError
 
@@ -62,20 +63,7 @@ def _fail(spec: str, why: str) -> TaskParameterError:
 
 
 def _load(spec: str) -> object:
-    """The object ``module:attribute`` names."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise _fail(spec, "must be written module:Class")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # any error importing user code is the plug-in's
-        raise _fail(spec, f"cannot be imported: {type(error).__name__}: {error}") from None
-    target: object = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise _fail(spec, f"not found: module {module_name!r} has no {attribute!r}")
-        target = getattr(target, part)
-    return target
+    return load_plugin(spec, lambda why: _fail(spec, why))
 
 
 def check_strategy_class(target: object, spec: str, *, entry_point: str | None = None) -> type:

@@ -534,7 +534,7 @@ def format_plan(
         else "every seed built"
     )
     kinds = {r.estimate.spec.kind for r in rows}
-    samples = {
+    samples_note = {
         "detection": "Samples: detection one per seed. Detection calls are exact (windows x ceil(n^2/B) a seed).",
         "navigation": "Samples: navigation one per (seed, strategy), each run for every epoch (--episodes).",
     }.get(
@@ -549,7 +549,7 @@ def format_plan(
         else ""
     )
     out.append(
-        f"{samples}{upper} Tokens: "
+        f"{samples_note}{upper} Tokens: "
         f"ceil(chars/4) a message part, {IMAGE_TOKENS} a {8 * CELL_PX}x{8 * CELL_PX} image; completions as "
         "the requested answer format. Method: "
         f"{how}; chains of more than {2 * CHAIN_PAIRS} calls measured on {CHAIN_PAIRS} pairs of consecutive "
