@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from spatialstale.protocol import EXTENSIONS, Extension, axes_of
+from spatialstale.solvers import navigate
 
 from .test_layers import LAYERS, ROOT
 
@@ -42,3 +43,11 @@ def test_the_core_names_no_extension(extension: Extension) -> None:
     allowed = NAMED_BY[extension.name]
     assert naming <= set(allowed), f"{sorted(naming - set(allowed))} name {names}: use the seams"
     assert len(naming) <= MAX_FILES
+
+
+def test_a_solver_reads_the_extensions_axes_by_name() -> None:
+    with pytest.raises(ValueError, match="view_radius must be full or an integer of at least 0; got -1"):
+        navigate(view_radius=-1)
+    with pytest.raises(ValueError, match="unknown argument radius; the extensions take view_radius"):
+        navigate(radius=1)
+    navigate(view_radius="2")  # read as the task reads it
