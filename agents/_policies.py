@@ -10,7 +10,7 @@
 - ``colourblind`` is the observer with one defect: it cannot tell a hole from ice in
   the image (it sees every hole as ice there) but reads the text listing exactly.
 
-Under fog (``-T view_radius``) a cell beyond the view is unknown (``?``). The
+Under fog a cell beyond the view is unknown (``?``). The
 observer plans on what it sees and, where it sees nothing, on its memory view's
 claim when it has one; the credulous agent trusts memory wherever memory speaks and
 the observation elsewhere. A cell neither shows is walkable to both, but entered only

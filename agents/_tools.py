@@ -7,7 +7,7 @@ fallback note, whichever came last) and the answers ``recall`` gave.
 
 - ``observer`` (and ``colourblind``) moves along its shortest hole-free path on the
   latest observation: exactly the move it answers the prompt navigator, so its
-  episodes equal the prompt navigator's. Under fog (``-T view_radius``) it takes
+  episodes equal the prompt navigator's. Under fog it takes
   memory's word for the cells it cannot see, as in the prompt navigator, but learns it
   by recalling the unseen cells of its plan the way the credulous agent does below;
   where shortest paths tie, it may then pick another one than the prompt navigator.

@@ -9,7 +9,7 @@ from ._crops import entry_crop
 from ._data import DATA_VERSION, load_instances
 from ._distractors import BANK_VERSION as DISTRACTOR_BANK_VERSION
 from ._distractors import MAX_DISTRACTORS, distractor_bank
-from ._fog import FOG_CELL, FULL_VIEW, fog, fog_note, in_view, validate_view_radius, view_radius_of, visible_window
+from ._fog import FOG_CELL, FULL_VIEW, fog, fog_note, in_view, visible_window
 from ._grid import (
     apply_changes,
     cell_at,
@@ -175,7 +175,5 @@ __all__ = [
     "validate_regime",
     "validate_seed",
     "validate_size",
-    "validate_view_radius",
-    "view_radius_of",
     "visible_window",
 ]

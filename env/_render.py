@@ -25,7 +25,7 @@ COLOURS = {
 }
 AGENT_COLOUR = (0xFF, 0x00, 0x00)
 FOG_COLOUR = (0x80, 0x80, 0x80)
-"""A cell beyond the view (``-T view_radius``): mid grey, far from every cell colour
+"""A cell beyond the view (fog): mid grey, far from every cell colour
 and from the agent's red, so a reader of the pixels cannot mistake it for a cell type."""
 TRACK_COLOUR = (0x8B, 0x5A, 0x2B)
 """A cell covered by the other agent's tracks (regime MA): brown, far from every cell

@@ -6,6 +6,8 @@
   as shown (``_prompts``), and the named prompt sets (``_prompt_sets``);
 - the answer readers (``_answers``, ``_cells``, ``_edits`` over the grammar of
   ``_scan``) and the edit judgments;
+- the seams (``_seams``): the pipeline's stages an extension plugs into, and the
+  registry of the extensions (``_extensions``; fog, ``_fog``, is the first);
 - the records a solver hands its scorer, and the sample-store models that carry them
   (``_records``);
 - the errors a user sees as one line (``_errors``) and the strategy names a task reads,
@@ -27,9 +29,11 @@ from ._answers import (
     read_audit,
     read_selfverify,
 )
+from ._axes import Axis, axes_of
 from ._cells import PerceptionParse, read_perception
 from ._edits import EDIT_JUDGMENTS, edit_counts, judge_edit
 from ._errors import QuietExit, TaskParameterError
+from ._extensions import EXTENSIONS, dry_run_notes, extension_values, extension_view
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -94,18 +98,17 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
+from ._seams import WHOLE_GRID, Extension, View
 from ._settings import (
     DETECTION,
     GRID,
     NAVIGATION,
     PERCEPTION,
     SETTINGS,
-    Axis,
     DetectionSettings,
     GridSettings,
     NavigationSettings,
     PerceptionSettings,
-    axes_of,
 )
 
 __all__ = [
@@ -124,6 +127,7 @@ __all__ = [
     "EDITS_REQUEST",
     "EDIT_JUDGMENTS",
     "EPISODE_OVER",
+    "EXTENSIONS",
     "FILTERS",
     "GRID",
     "MODALITIES",
@@ -140,6 +144,7 @@ __all__ = [
     "RECALL_NAME",
     "SETTINGS",
     "SIZE_PLACEHOLDER",
+    "WHOLE_GRID",
     "ActionParse",
     "AuditParse",
     "AuditResult",
@@ -149,6 +154,7 @@ __all__ = [
     "DetectionSettings",
     "DetectionWindow",
     "Episode",
+    "Extension",
     "GridSettings",
     "NavigationRecord",
     "NavigationSettings",
@@ -163,6 +169,7 @@ __all__ = [
     "Sight",
     "StepRecord",
     "TaskParameterError",
+    "View",
     "all_cells",
     "answer_config",
     "audit_messages",
@@ -171,7 +178,10 @@ __all__ = [
     "call_kind",
     "cell_label",
     "crops_prompt",
+    "dry_run_notes",
     "edit_counts",
+    "extension_values",
+    "extension_view",
     "fill_prompt",
     "judge_edit",
     "navigate_messages",

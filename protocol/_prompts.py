@@ -60,6 +60,8 @@ from spatialstale.env import (
     text_observation,
 )
 
+from ._seams import WHOLE_GRID, View
+
 CALL_KIND_KEY = "spatialstale_call"
 """The key of a system message's ``metadata`` that names its call kind (one of
 :data:`CALL_KINDS`): how the reference agents, the test models and a reader of a log
@@ -238,7 +240,7 @@ FOG_IMAGE_OBSERVATION_HEADER = (
     "Current grid (image): light blue = F, near-black = H, green = S, gold = G, mid grey = beyond your view, "
     "red triangle = agent; each cell is labelled with its (row,col)."
 )
-"""The image header when fog hides part of the grid (``-T view_radius``); the rule's
+"""The image header when part of the grid is beyond the view; the rule's
 radius and visible rows and columns follow it (:func:`image_header`)."""
 MEMORY_HEADER = "Memory entries:"
 CROPS_HEADER = "Memory entries (pictures, each after its id):"
@@ -404,12 +406,19 @@ class Sight:
         overlay: what the instance's regime adds to every observation
             (:meth:`for_instance`; MA: the other agent's story before the grid and its
             tracks over the route), None for the grid as it is.
+        view: what of the live grid a call shows (the observation seam, ``_seams``:
+            the extensions' views); the whole grid in the paper.
     """
 
     modality: str
     observation: str
     image: Callable[[Grid, Pos | None], str] = png_data_uri
     overlay: Overlay | None = None
+    view: View = WHOLE_GRID
+
+    def seen(self, grid: Grid, agent: Pos) -> Grid:
+        """``grid`` as a call made with the agent at ``agent`` may see it (:attr:`view`)."""
+        return self.view.seen(grid, agent)
 
     def for_instance(self, instance: Instance) -> Sight:
         """This sight for ``instance``'s calls: with its regime's overlay, if any."""
@@ -419,8 +428,8 @@ class Sight:
     def content(self, grid: Grid, agent: Pos) -> list[Content]:
         """The live grid as prompt content.
 
-        ``grid`` is what the caller may see: a fogged grid (``spatialstale.env.fog``)
-        lists its hidden cells as ``?``, draws them grey and states the rule; the full
+        ``grid`` is what the caller may see (:meth:`seen`): a grid with cells beyond
+        the view lists them as ``?``, draws them grey and states the rule; the full
         grid gives the paper's observation. A regime's overlay comes first with its
         note and covers the grid as it says (MA: the route's cells in view hold the
         other agent's tracks).

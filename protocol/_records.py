@@ -182,8 +182,9 @@ class Episode:
     died_on_stale: bool = False
     final_grid: Grid = field(default=())
     limit: str | None = None
-    view_radius: int | None = None
-    """The fog radius the episode was played under; None is the full view (the paper)."""
+    observed: Mapping[str, object] = field(default_factory=dict)
+    """What the record keeps of the view the episode was played under (``View.record``,
+    the observation seam); empty for the whole grid (the paper)."""
     tools: Mapping[str, int] | None = None
     """The tool navigator's counts (``-T agent=tools``): its turns, moves, recalls and
     the calls that were not moves; None for the per-step navigator."""
@@ -226,8 +227,7 @@ class Episode:
             "ambiguous": self.readings("ambiguous"),
             "unreadable": self.readings("unreadable"),
             "limit": self.limit,
-            # named only under fog, so a full-view record reads as before the parameter
-            **({"view_radius": self.view_radius} if self.view_radius is not None else {}),
+            **self.observed,
             "trajectory": [list(p) for p in self.trajectory],
             "died_at": list(self.died_at) if self.died_at else None,
             "stale_in_view_at_death": list(self.stale_in_view_at_death),
@@ -250,7 +250,7 @@ class Episode:
         records: Sequence[StepRecord],
         view: Sequence[MemoryEntry] | None,
         reward: float,
-        view_radius: int | None,
+        observed: Mapping[str, object],
         tools: Mapping[str, int] | None = None,
     ) -> Self:
         """The episode ``env`` ended: death on a hole, success on the goal, or a
@@ -272,7 +272,7 @@ class Episode:
                 died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (view or ())
             ),
             final_grid=env.grid,
-            view_radius=view_radius,
+            observed=observed,
             tools=tools,
         )
 
@@ -283,7 +283,7 @@ class Episode:
         audits: Sequence[AuditResult],
         records: Sequence[StepRecord],
         limit: str,
-        view_radius: int | None,
+        observed: Mapping[str, object],
         tools: Mapping[str, int] | None = None,
     ) -> Self:
         """The episode a sample limit ended after the steps in ``records``: outcome ``limit``."""
@@ -295,7 +295,7 @@ class Episode:
             audits=tuple(audits),
             final_grid=env.grid,
             limit=limit,
-            view_radius=view_radius,
+            observed=observed,
             tools=tools,
         )
 

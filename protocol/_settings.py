@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, ClassVar, Self
 
 from spatialstale.env import (
     DEFAULT_SIZE,
     DISTRACTOR_BANK_VERSION,
-    FULL_VIEW,
     MASTER_SEED,
     MAX_DISTRACTORS,
     MAX_STEPS,
@@ -44,7 +43,18 @@ from spatialstale.env import (
 )
 from spatialstale.env import default_seeds as derive_seeds
 
+from ._axes import (
+    Axis,
+    as_list,
+    at_least,
+    axes_of,
+    axis,
+    boolean,
+    integer,
+    shown,
+)
 from ._errors import TaskParameterError, reported
+from ._extensions import extension_axes, extension_names
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
@@ -61,72 +71,6 @@ from ._prompts import (
 logger = logging.getLogger(__name__)
 
 # --- readers: a -T value (or a study option's item) into its canonical value -----------
-
-
-def shown(value: object, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters: an error never echoes a huge value."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def as_list(value: object, name: str) -> list[str]:
-    """A list parameter given as a list, a tuple or a comma-separated string."""
-    if isinstance(value, str):
-        items = [v.strip() for v in value.split(",")]
-    elif isinstance(value, list | tuple):
-        items = [str(v).strip() for v in value]
-    elif isinstance(value, int) and not isinstance(value, bool):
-        items = [str(value)]
-    else:
-        raise TaskParameterError(f"{name} must be a list or a comma-separated string; got {value!r}")
-    items = [v for v in items if v]
-    if not items:
-        raise TaskParameterError(f"{name} must name at least one value; got {value!r}")
-    return items
-
-
-def choices(value: object, valid: Sequence[str], name: str) -> tuple[str, ...]:
-    """Each named value, case-insensitive, canonical spelling, no duplicates."""
-    chosen: list[str] = []
-    for item in as_list(value, name):
-        match = next((v for v in valid if v.lower() == item.lower()), None)
-        if match is None:
-            raise TaskParameterError(f"{name} must be one of {', '.join(valid)}; got {item!r}")
-        if match not in chosen:
-            chosen.append(match)
-    return tuple(chosen)
-
-
-def choice(value: object, valid: Sequence[str], name: str) -> str:
-    """One of ``valid`` (case-insensitive), in its canonical spelling."""
-    if not isinstance(value, str) or "," in value:
-        raise TaskParameterError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
-    return choices(value, valid, name)[0]
-
-
-def integer(value: object, name: str, minimum: int) -> int:
-    """An integer of at least ``minimum``, given as a number or as digits."""
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TaskParameterError(f"{name} must be an integer of at least {minimum}; got {value or ''!r}")
-    return value
-
-
-_TRUE = ("true", "yes", "1", "on")
-_FALSE = ("false", "no", "0", "off")
-
-
-def boolean(value: object, name: str) -> bool:
-    """A flag given as a bool or as true/false, yes/no, 1/0, on/off (any case)."""
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower() if isinstance(value, str | int) else None
-    if word in _TRUE:
-        return True
-    if word in _FALSE:
-        return False
-    raise TaskParameterError(f"{name} must be one of true, false (or yes/no, 1/0, on/off); got {value!r}")
 
 
 def regimes(value: object, name: str) -> tuple[str, ...]:
@@ -156,17 +100,6 @@ def strategy_names(value: object, name: str) -> tuple[str, ...]:
             raise TaskParameterError(f"{name}: {item!r} is named {strategy!r}, as another entry is")
         chosen[strategy] = cls
     return tuple(chosen)
-
-
-def read_view_radius(value: object, name: str) -> int | None:
-    """``full`` (or None: the whole grid, the paper) or an integer of at least 0."""
-    if value is None or (isinstance(value, str) and value.strip().lower() == FULL_VIEW):
-        return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TaskParameterError(f"{name} must be {FULL_VIEW} or an integer of at least 0; got {value!r}")
-    return value
 
 
 UNKNOWN = "unknown"
@@ -236,21 +169,6 @@ def prompt_text(value: object, name: str) -> str:
     return value
 
 
-Reader = Callable[[object, str], Any]
-
-
-def one_of(valid: Sequence[str]) -> Reader:
-    return lambda value, name: choice(value, valid, name)
-
-
-def some_of(valid: Sequence[str]) -> Reader:
-    return lambda value, name: choices(value, valid, name)
-
-
-def at_least(minimum: int) -> Reader:
-    return lambda value, name: integer(value, name, minimum)
-
-
 def distractor_count(value: object, name: str) -> int:
     """An integer from 0 to the distractor bank's size (distractors are drawn without
     replacement from ``env/data/distractors``)."""
@@ -280,112 +198,9 @@ def distractors_axis() -> Any:
 # --- axes -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Axis:
-    """One axis of an experiment, declared once as a settings field (see :func:`axis`).
-
-    Attributes:
-        name: the ``-T`` parameter, the field and the sample metadata key.
-        default: the value without ``-T``, as the task signature gives it.
-        read: ``(value, name)`` -> the canonical value; raises TaskParameterError.
-        help: what the axis controls, one sentence.
-        values: the valid values of a closed vocabulary, in order.
-        title: for an axis beyond the paper's protocol, the column naming it in the
-            study's dry run and the report (``view radius``); the study then runs its
-            matrix once per value of its option ``flag`` and passes it to a task only
-            away from its default, and the report sets its values side by side.
-        flag: the study option giving several values (``--view-radii``).
-        in_id: how a value other than the default is named in sample ids (``-r1``).
-        show: the value as the study, the dry run and the report write it.
-        recorded: kept in each sample's metadata (besides the task's).
-        task_meta: kept in the task's metadata (the log header).
-        tag: how the log's tags (the viewer's Tags column) always name the value
-            (``B=10``); an axis without it is tagged only away from its default, as
-            ``name=value`` (``prompt_set=minimal``), and not at all when the log
-            header does not record it (``task_meta`` False).
-        record_default: False when the task's and the samples' metadata hold the axis
-            only away from its default, so a default log keeps what it held before
-            the axis existed.
-    """
-
-    name: str
-    default: Any
-    read: Reader
-    help: str
-    values: tuple[str, ...] = ()
-    title: str | None = None
-    flag: str | None = None
-    in_id: Callable[[Any], str] | None = None
-    show: Callable[[Any], str] = str
-    recorded: bool = False
-    task_meta: bool = True
-    tag: Callable[[Any], str] | None = None
-    record_default: bool = True
-
-    @property
-    def value(self) -> Any:
-        """The canonical value of the default: the paper's protocol."""
-        return self.read(self.default, self.name)
-
-    @property
-    def beyond_paper(self) -> bool:
-        return self.title is not None
-
-
-AXIS = "spatialstale.axis"
-"""The field metadata key holding a field's :class:`Axis`."""
-
-
-def axis(
-    default: Any,
-    help: str,
-    *,
-    read: Reader | None = None,
-    values: Sequence[str] = (),
-    title: str | None = None,
-    flag: str | None = None,
-    in_id: Callable[[Any], str] | None = None,
-    show: Callable[[Any], str] = str,
-    recorded: bool = False,
-    task_meta: bool = True,
-    tag: Callable[[Any], str] | None = None,
-    record_default: bool = True,
-) -> Any:
-    """A settings field that is an axis; its name is the field's. A closed vocabulary
-    (``values``) is read as one of its values unless ``read`` says otherwise."""
-    if read is None:
-        if not values:
-            raise ValueError("an axis needs a reader or its values")
-        read = one_of(values)
-    spec = {
-        "default": default,
-        "read": read,
-        "help": help,
-        "values": tuple(values),
-        "title": title,
-        "flag": flag,
-        "in_id": in_id,
-        "show": show,
-        "recorded": recorded,
-        "task_meta": task_meta,
-        "tag": tag,
-        "record_default": record_default,
-    }
-    return field(default=read(default, "default"), metadata={AXIS: spec})
-
-
-def axes_of(settings: type[GridSettings] | GridSettings) -> tuple[Axis, ...]:
-    """The axes of a settings class, in declaration order."""
-    return tuple(Axis(name=f.name, **f.metadata[AXIS]) for f in fields(settings) if AXIS in f.metadata)
-
-
 def named(value: object) -> str:
     """A value's part of a sample id: ``-unknown``, ``-tools``."""
     return f"-{value}"
-
-
-def show_radius(radius: int | None) -> str:
-    return FULL_VIEW if radius is None else str(radius)
 
 
 def tag_regimes(value: tuple[str, ...]) -> str:
@@ -559,8 +374,8 @@ class GridSettings:
         """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
         always (``L2``, ``text``, ``B=10``, ``omcd`` / ``5 strategies``), every other axis
         only away from its default (``size=16``, ``prompt_set=minimal``, ``filter=unknown``,
-        ``view_radius=1``, ``agent=tools``), and ``KIND_prompt=custom`` for a system
-        prompt given by ``-T`` in place of the prompt set's.
+        ``agent=tools``), and ``KIND_prompt=custom`` for a system prompt given by ``-T``
+        in place of the prompt set's.
 
         Each tag reads alone: Inspect merges them with ``--tags`` as a set, so the log
         need not keep this order.
@@ -588,6 +403,11 @@ class GridSettings:
         with the seed and size they recompute every distractor and every id."""
         k = getattr(self, "distractors", 0)
         return {"distractors": k, "distractor_bank": DISTRACTOR_BANK_VERSION} if k else {}
+
+    def extension_args(self) -> dict[str, Any]:
+        """The values of this kind's extension axes (``_extensions``), by name: what the
+        task passes its solver of them."""
+        return {name: getattr(self, name) for name in extension_names(self.kind)}
 
     def id_suffix(self) -> str:
         """The sample id's part naming every axis set away from its default (``-unknown-r1``)."""
@@ -660,11 +480,10 @@ class PerceptionSettings(GridSettings):
 
 
 @dataclass(frozen=True)
-class NavigationSettings(GridSettings):
-    """The navigation task's settings (``spatialstale/navigation``)."""
-
-    kind: ClassVar[str] = "navigation"
-    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
+class _NavigationHead(GridSettings):
+    """The navigation task's axes that come before its extensions' (``_extensions``):
+    the settings inherit these, then the extensions', then their own, so the axes keep
+    the order the study's options and the report's columns have always had."""
 
     strategies: tuple[str, ...] = axis(
         DEFAULT_STRATEGIES,
@@ -691,16 +510,15 @@ class NavigationSettings(GridSettings):
         in_id=named,
         recorded=True,
     )
-    view_radius: int | None = axis(
-        None,
-        "fog: full shows the whole grid (the paper); k >= 0 only the cells within Chebyshev distance k of the agent",
-        read=read_view_radius,
-        title="view radius",
-        flag="--view-radii",
-        in_id=lambda radius: f"-r{radius}",
-        show=show_radius,
-        recorded=True,
-    )
+
+
+@dataclass(frozen=True)
+class NavigationSettings(*extension_axes("navigation"), _NavigationHead):  # type: ignore[misc]
+    """The navigation task's settings (``spatialstale/navigation``)."""
+
+    kind: ClassVar[str] = "navigation"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
+
     agent: str = axis(
         "prompt",
         "the navigator: prompt (one call a step, memory in the prompt: the paper) or tools (move and recall tools)",

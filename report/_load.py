@@ -11,7 +11,7 @@
   probe's rates and the F1 an auditor reasoning perfectly on its readings would reach.
 
 Every row also holds its value of each axis beyond the paper's protocol that its task
-kind has (``prompt_set``; for navigation ``filter``, ``view_radius``, ``agent``: the
+kind has (``prompt_set``; for navigation ``filter``, ``agent``, the extensions' axes: the
 settings fields with a ``title``), as the axis shows it (``full`` for no fog). Runs
 that differ in one of them are different rows, not reruns; a log from before an axis
 existed ran its paper value.

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spatialstale.env import Action, DynamicFrozenLakeEnv, MemoryEntry, cell_at
-from spatialstale.protocol import StepRecord
+from spatialstale.protocol import WHOLE_GRID, StepRecord, View
 
 from ._strategies import UnknownEntry
 
@@ -22,26 +22,27 @@ ANSWER_EXCERPT = 300
 
 def step_table(
     record: StepRecord,
-    view_radius: int | None = None,
+    view: View = WHOLE_GRID,
     *,
     how: str | None = None,
     recalled: Sequence[str] | None = None,
 ) -> str:
     """The info table of one step: where the agent stood, what its memory view held,
-    what it did and where it got to, with the world's changes and the fog under it.
+    what it did and where it got to, with the world's changes and the view's note under it.
 
     Args:
         record: the step.
-        view_radius: the fog's radius (None: the whole grid was seen).
+        view: what of the grid the navigator saw (the observation seam); its step
+            note goes under the table.
         how: how the action was obtained (default: read from the answer, or the fallback).
         recalled: the cells the tool navigator recalled before the step (a column of
             its own; None leaves the column out).
     """
-    view = "none" if record.view_size is None else str(record.view_size)
+    size = "none" if record.view_size is None else str(record.view_size)
     if how is None:
         how = "read" if record.parsed else f"**fallback** (greedy; answer {record.reading})"
     head = ["step", "position", "action", "answer", "memory view", "stale in view"]
-    cells = [str(record.step), str(record.position), record.action, how, view, ", ".join(record.stale_in_view) or "-"]
+    cells = [str(record.step), str(record.position), record.action, how, size, ", ".join(record.stale_in_view) or "-"]
     if recalled is not None:
         head.append("recalled")
         cells.append(", ".join(recalled) or "-")
@@ -54,9 +55,9 @@ def step_table(
     if record.unknown_in_view:
         rows.append("")
         rows.append(f"{record.unknown_in_view} entries of the view are marked UNKNOWN (flagged stale).")
-    if view_radius is not None:
+    if (note := view.step_note(record.position)) is not None:
         rows.append("")
-        rows.append(f"Fog: the navigator saw only the cells within {view_radius} of {record.position}.")
+        rows.append(note)
     return "\n".join(rows)
 
 

@@ -11,9 +11,7 @@ from spatialstale.env import (
     Action,
     DynamicFrozenLakeEnv,
     MemoryEntry,
-    fog,
     greedy_action,
-    validate_view_radius,
 )
 from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
@@ -29,6 +27,8 @@ from spatialstale.protocol import (
     Sight,
     StepRecord,
     answer_config,
+    extension_values,
+    extension_view,
     navigate_messages,
     read_action,
 )
@@ -48,16 +48,15 @@ async def choose_action(
     sight: Sight,
     prompt: str,
     structured: bool = False,
-    view_radius: int | None = None,
 ) -> tuple[Action, ActionParse, str]:
     """One navigator call. An answer without one readable action falls back to a greedy step.
 
-    The navigator sees the grid within ``view_radius`` of the agent (all of it when None).
+    The navigator sees what ``sight`` shows of the grid (``Sight.seen``).
     """
     instance = env.instance
     messages = navigate_messages(
         view,
-        fog(env.grid, env.agent, view_radius),
+        sight.seen(env.grid, env.agent),
         env.agent,
         instance.goal,
         env.max_steps - env.steps,
@@ -81,13 +80,12 @@ async def run_episode(
     prompt: str,
     structured: bool = False,
     records: list[StepRecord] | None = None,
-    view_radius: int | None = None,
 ) -> Episode:
     """Step the agent until it dies, reaches the goal or runs out of steps.
 
     Each step is appended to ``records`` (a new list when None) as it is taken, so a
     caller keeps the steps of an episode that a sample limit interrupts. Each step
-    shows the grid within ``view_radius`` of the agent (None: the whole grid).
+    shows what ``sight`` shows of the grid (``Sight.seen``).
     """
     env.reset()
     records = [] if records is None else records
@@ -105,15 +103,14 @@ async def run_episode(
                 sight=sight,
                 prompt=prompt,
                 structured=structured,
-                view_radius=view_radius,
             )
             taken = take_step(
                 env, view, action, parsed=reading.action is not None, reading=reading.status, answer=answer
             )
             reward, terminated, truncated = taken.reward, taken.terminated, taken.truncated
             records.append(taken.record)
-            transcript().info(step_table(taken.record, view_radius), source="navigation")
-    return Episode.finished(env, strategy.audits, records, view, reward, view_radius)
+            transcript().info(step_table(taken.record, sight.view), source="navigation")
+    return Episode.finished(env, strategy.audits, records, view, reward, sight.view.record())
 
 
 def _store(state: TaskState, episode: Episode, cost: CallCost) -> None:
@@ -139,9 +136,9 @@ def navigate(
     structured: bool = NAVIGATION.structured,
     observation: str = NAVIGATION.observation,
     filter_mode: str = NAVIGATION.filter,
-    view_radius: int | None = NAVIGATION.view_radius,
     agent: str = NAVIGATION.agent,
     verify_radius: int = NAVIGATION.verify_radius,
+    **extensions: object,
 ) -> Solver:
     """Play one episode with the sample's memory strategy (``metadata["strategy"]``).
 
@@ -161,19 +158,18 @@ def navigate(
         filter_mode: how SelfVerify, OMCD and Oracle apply their flags: ``delete``
             removes a flagged entry from the view, ``unknown`` lists it as
             ``UNKNOWN (flagged stale at step t)``. NoMemory and NoFilter ignore it.
-        view_radius: fog: every navigation step and every audit of the episode (OMCD,
-            SelfVerify) sees only the cells within this Chebyshev distance of the
-            agent, the rest as unknown (``?`` in the listing, grey in the image);
-            Oracle still knows the truth. None (the default) shows the whole grid.
         agent: ``prompt`` (one call per step, the memory view in the prompt) or
             ``tools`` (one conversation per episode with ``move`` and ``recall``
             tools; see ``_tools``). ``navigate_prompt`` is the system prompt of either.
         verify_radius: LocalVerify's reach (Chebyshev distance from the agent).
+        **extensions: the navigation extensions' axes by name (``spatialstale.protocol``'s
+            ``EXTENSIONS``), each at its default when not given: what of the grid every
+            navigation step and every audit of the episode shows (the observation
+            seam). An unknown name or a bad value raises ValueError.
     """
     if agent not in NAVIGATORS:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATORS)}; got {agent!r}")
-    view_radius = validate_view_radius(view_radius)
-    sight = Sight(modality, observation)
+    sight = Sight(modality, observation, view=extension_view("navigation", extension_values("navigation", extensions)))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
@@ -186,7 +182,6 @@ def navigate(
             selfverify_prompt=selfverify_prompt,
             structured=structured,
             filter_mode=filter_mode,
-            view_radius=view_radius,
             verify_radius=verify_radius,
         )
         strategy = make_strategy(str(state.metadata["strategy"]), context)
@@ -213,7 +208,6 @@ def navigate(
                     sight=shown,
                     prompt=navigate_prompt,
                     records=records,
-                    view_radius=view_radius,
                     messages=state.messages,
                     counts=counts,
                 )
@@ -226,12 +220,11 @@ def navigate(
                     prompt=navigate_prompt,
                     structured=structured,
                     records=records,
-                    view_radius=view_radius,
                 )
         except limit_errors() as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".
             tools = counts.to_dict() if agent == "tools" else None
-            episode = Episode.interrupted(env, strategy.audits, records, limit_reason(ex), view_radius, tools)
+            episode = Episode.interrupted(env, strategy.audits, records, limit_reason(ex), sight.view.record(), tools)
             _store(state, episode, cost)
             raise
         _store(state, episode, cost)

@@ -14,10 +14,10 @@ The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their fla
 keeps it in place as an :class:`UnknownEntry`, which lists the cell as unknown
 instead of repeating the flagged claim.
 
-Under fog (``view_radius``) the audits of SelfVerify and OMCD are shown the grid as
-the agent sees it from where it stands, so an auditor can only check the cells in
-view (and keeps the others, as a careful one must). Oracle still uses the truth: it
-is the oracle.
+The audits of SelfVerify and OMCD are shown the grid as the agent sees it from where
+it stands (``Sight.seen``: under an extension that hides cells, such as fog, an auditor
+can only check the cells in view and keeps the others, as a careful one must). Oracle
+still uses the truth: it is the oracle.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import ClassVar, Protocol
 
 from inspect_ai.model import Model
 
-from spatialstale.env import Grid, Instance, MemoryEntry, Pos, fog
+from spatialstale.env import Grid, Instance, MemoryEntry, Pos
 from spatialstale.protocol import AuditResult, Sight, plugin_strategy
 
 from ._audit import Truth, batched_audit, selfverify_audit
@@ -56,15 +56,12 @@ class StrategyContext:
     structured: bool
     filter_mode: str
     """How flags shape the view: one of ``FILTERS``."""
-    view_radius: int | None
-    """What an audit sees: the Chebyshev square of this radius around the agent
-    (``spatialstale.env.fog``); None shows the whole grid (the paper)."""
     verify_radius: int = 1
     """LocalVerify's reach: it audits the entries within this Chebyshev distance of the agent."""
 
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         """``grid`` as an audit made at ``agent`` sees it."""
-        return fog(grid, agent, self.view_radius)
+        return self.sight.seen(grid, agent)
 
     async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
         """The batched audit of ``entries`` (OMCD's) against ``grid`` as seen from

@@ -59,7 +59,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
 from inspect_ai.util import span
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, fog, greedy_action
+from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, greedy_action
 from spatialstale.protocol import (
     EPISODE_OVER,
     MOVE_NAME,
@@ -146,11 +146,9 @@ class ToolRun:
         *,
         sight: Sight,
         records: list[StepRecord],
-        view_radius: int | None = None,
         counts: ToolCounts | None = None,
     ) -> None:
         self.env = env
-        self.view_radius = view_radius
         self.strategy = strategy
         self.sight = sight
         self.records = records
@@ -179,9 +177,9 @@ class ToolRun:
             self.view_step = self.env.steps
 
     def situation(self) -> list[Content]:
-        """The observation (within the view radius), position, goal and remaining budget."""
+        """The observation (what the sight shows of the grid), position, goal and remaining budget."""
         env = self.env
-        seen = fog(env.grid, env.agent, self.view_radius)
+        seen = self.sight.seen(env.grid, env.agent)
         return [
             *self.sight.content(seen, env.agent),
             ContentText(text=position_line(env.agent, env.instance.goal, env.max_steps - env.steps)),
@@ -194,7 +192,7 @@ class ToolRun:
         self.reward, self.terminated, self.truncated = taken.reward, taken.terminated, taken.truncated
         self.records.append(taken.record)
         how = "move call" if parsed else "**fallback** (greedy; no move called)"
-        table = step_table(taken.record, self.view_radius, how=how, recalled=self.recalled)
+        table = step_table(taken.record, self.sight.view, how=how, recalled=self.recalled)
         transcript().info(table, source="navigation")
         self.calls_since_move = 0
         self.recalled = []
@@ -261,7 +259,7 @@ class ToolRun:
             self.records,
             self.view,
             self.reward,
-            self.view_radius,
+            self.sight.view.record(),
             tools=self.counts.to_dict(),
         )
 
@@ -352,7 +350,6 @@ async def run_tool_episode(
     sight: Sight,
     prompt: str,
     records: list[StepRecord] | None = None,
-    view_radius: int | None = None,
     messages: list[ChatMessage] | None = None,
     counts: ToolCounts | None = None,
 ) -> Episode:
@@ -362,13 +359,12 @@ async def run_tool_episode(
         env: the world; it is reset here.
         strategy: the memory strategy whose view ``recall`` answers from.
         navigator: the model that calls the tools.
-        sight: how observations are shown (modality and listing).
+        sight: how observations are shown (modality, listing and view: what of the
+            grid each shows). The strategy's audits see what its context says, as
+            for the prompt navigator.
         prompt: the system prompt (``{size}`` is filled in).
         records: each step is appended as it is taken (a new list when None), so a
             caller keeps the steps of an episode a sample limit interrupts.
-        view_radius: fog: every observation shows only the cells within this
-            Chebyshev distance of the agent (None: the whole grid). The strategy's
-            audits see what its context says, as for the prompt navigator.
         messages: the conversation is appended here as it grows (a new list when
             None), so a caller keeps it, as far as it went, when a limit ends the episode.
         counts: the tool counts, kept as they grow (new ones when None), likewise.
@@ -379,7 +375,6 @@ async def run_tool_episode(
         strategy,
         sight=sight,
         records=[] if records is None else records,
-        view_radius=view_radius,
         counts=counts,
     )
     tools = [move_tool(run), recall_tool(run)]

@@ -49,18 +49,22 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text, fog
+from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
 from spatialstale.protocol import (
     DEFAULT_TOOLS_PROMPT,
     EDITS_REQUEST,
     NAVIGATE_TOOLS,
     PROMPT_SETS,
+    WHOLE_GRID,
+    GridSettings,
     NavigationSettings,
     Pictures,
     PromptSet,
     Sight,
+    View,
     audit_messages,
     crops_prompt,
+    extension_view,
     navigate_messages,
     position_line,
     selfverify_messages,
@@ -315,6 +319,13 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: boo
     )
 
 
+def view_of(settings: object) -> View:
+    """What of the grid a task with these settings shows (the extensions' view)."""
+    if not isinstance(settings, GridSettings):
+        return WHOLE_GRID
+    return extension_view(settings.kind, settings.extension_args())
+
+
 @dataclass(frozen=True)
 class Asked:
     """How one task's calls are shown and measured: its settings' sight and prompts."""
@@ -323,7 +334,6 @@ class Asked:
     prompts: PromptSet
     meter: Meter
     batch_size: int
-    view_radius: int | None = None
     memory: str = "text"
     edits: bool = False
 
@@ -331,18 +341,17 @@ class Asked:
     def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
         modality, observation = getattr(settings, "modality"), getattr(settings, "observation")  # noqa: B009
         return cls(
-            sight=Sight(modality, observation, image=image_named),
+            sight=Sight(modality, observation, image=image_named, view=view_of(settings)),
             prompts=PROMPT_SETS[getattr(settings, "prompt_set")],  # noqa: B009
             meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
-            view_radius=getattr(settings, "view_radius", None),
             memory=getattr(settings, "memory", "text"),
             edits=getattr(settings, "edits", False),
         )
 
     def seen(self, instance: Instance, grid: Grid) -> Grid:
-        """``grid`` as the agent at S sees it (fogged under a view radius)."""
-        return fog(grid, instance.start, self.view_radius)
+        """``grid`` as the agent at S sees it (``Sight.seen``: the extensions' view)."""
+        return self.sight.seen(grid, instance.start)
 
     def audit(self, instance: Instance, grid: Grid, entries: Sequence[MemoryEntry] | None = None) -> Calls:
         """One batched audit of ``entries`` (the whole store when None) against ``grid``."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
 
 from spatialstale.env import CELL_PX, make_instance
-from spatialstale.protocol import NavigationSettings
+from spatialstale.protocol import NavigationSettings, dry_run_notes
 
 from ._calls import (
     ANY_PREFIX,
@@ -571,11 +571,8 @@ def format_plan(
         "flight holds its transcript, so the peak follows the samples in flight, not the study's size."
     )
     specs = [r.estimate.spec for r in rows if r.estimate.spec.kind == "navigation"]
-    if any(getattr(spec.settings, "view_radius", None) is not None for spec in specs):
-        out.append(
-            "View radius k (fog): every observation of the episode, its audits' too, is the square of radius k "
-            "around S that the agent sees there."
-        )
+    # each extension's note once, however many of the tasks it applies to
+    out += dict.fromkeys(note for spec in specs for note in dry_run_notes(spec.kind, spec.settings.extension_args()))
     if any(getattr(spec.settings, "agent", None) == "tools" for spec in specs):
         out.append(
             "Agent tools: one conversation an episode, a turn a step (each a move call); every turn resends the "

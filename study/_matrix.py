@@ -322,8 +322,8 @@ def study_matrix(
     :func:`sweep_batch_sizes`, B in {1, 5, 10, 20} at n = 8, App. E, under the default
     values of ``axes`` only);
     navigation over regimes x strategies, one strategy a task, ``episodes`` epochs. ``axes``
-    maps an axis beyond the paper (``prompt_set``, ``filter``, ``view_radius``,
-    ``agent``, ...) to the values to run, canonical; each task kind runs once per
+    maps an axis beyond the paper (``prompt_set``, ``filter``, ``agent``, an
+    extension's, ...) to the values to run, canonical; each task kind runs once per
     combination of the values of its own axes (default: the paper's value alone).
     ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side.
 

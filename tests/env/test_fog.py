@@ -25,10 +25,9 @@ from spatialstale.env import (
     probe_pixel,
     render_png,
     text_observation,
-    validate_view_radius,
-    view_radius_of,
     visible_window,
 )
+from spatialstale.env._fog import validate_view_radius, view_radius_of
 
 SEEDS = list(default_seeds(2024, 20))
 _CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG?])")

@@ -66,7 +66,7 @@ EPISODE = Episode(
     stale_in_view_at_death=("mem_005",),
     died_on_stale=True,
     final_grid=GRID,
-    view_radius=1,
+    observed={"view_radius": 1},
     tools={"turns": 3, "moves": 2},
 )
 
@@ -87,7 +87,12 @@ def test_an_audit_lists_its_flags_sorted_in_the_store_and_in_the_log() -> None:
 def test_the_log_form_of_an_episode() -> None:
     logged = EPISODE.to_dict()
     assert list(logged)[:7] == ["outcome", "steps", "reward", "fallbacks", "ambiguous", "unreadable", "limit"]
-    assert logged["view_radius"] == 1 and logged["trajectory"] == [[0, 0], [0, 1], [1, 1]]
+    # what the view keeps (the observation seam's record) sits after the limit
+    assert (
+        list(logged)[7] == "view_radius"
+        and logged["view_radius"] == 1
+        and logged["trajectory"] == [[0, 0], [0, 1], [1, 1]]
+    )
     assert (logged["fallbacks"], logged["ambiguous"], logged["audit_calls"], logged["audit_unanswered"]) == (1, 1, 4, 2)
     # the tool navigator's episode names it and its counts, last
     assert list(logged)[-2:] == ["agent", "tools"] and logged["tools"] == {"turns": 3, "moves": 2}

@@ -34,7 +34,6 @@ def _run(strategy: str) -> ToolRun:
         selfverify_prompt="",
         structured=False,
         filter_mode="exclude",
-        view_radius=None,
     )
     env = DynamicFrozenLakeEnv(instance=instance, max_steps=20)
     env.reset()
