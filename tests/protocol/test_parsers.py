@@ -10,6 +10,8 @@ from spatialstale.env import Action
 from spatialstale.protocol import read_action, read_audit, read_selfverify
 from spatialstale.protocol._scan import MAX_CONTAINERS, scan, strip_reasoning
 
+from ._hostile import answer_text, json_values
+
 BATCH = ["mem_001", "mem_002", "mem_003"]
 TRUTH = {"mem_001": False, "mem_002": True, "mem_003": False}
 STORE = [f"mem_{i:03d}" for i in range(64)]
@@ -126,11 +128,11 @@ def test_nothing_is_evaluated() -> None:
     assert parsed.flagged == set()
 
 
-PROPERTY_TEXT = st.text(alphabet=st.sampled_from(list("[]{}\"':,\\ \nmem_0123truefalsTF<>/think")), max_size=300)
+ANSWER_TEXT = answer_text("[]{}\"':,\\ \nmem_0123truefalsTF<>/think")
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=400), PROPERTY_TEXT))
+@given(ANSWER_TEXT)
 def test_audit_reading_is_a_partition_of_the_batch(text: str) -> None:
     parsed = read_audit(text, BATCH)
     assert parsed.flagged <= set(BATCH)
@@ -141,13 +143,7 @@ def test_audit_reading_is_a_partition_of_the_batch(text: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-        lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=5),
-        max_leaves=30,
-    )
-)
+@given(json_values())
 def test_audit_survives_hostile_json(value: object) -> None:
     text = json.dumps(value)
     parsed = read_audit(text, BATCH)
@@ -215,7 +211,7 @@ def test_selfverify_counts_what_it_cannot_use() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=300), PROPERTY_TEXT))
+@given(ANSWER_TEXT)
 def test_selfverify_never_flags_outside_the_store(text: str) -> None:
     parsed = read_selfverify(text, ["mem_000", "mem_001"])
     assert parsed.flagged <= {"mem_000", "mem_001"}
@@ -274,7 +270,7 @@ def test_navigation_answers_without_one_commitment_are_counted(text: str, status
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=300), PROPERTY_TEXT))
+@given(ANSWER_TEXT)
 def test_action_reading_is_consistent(text: str) -> None:
     parsed = read_action(text)
     assert (parsed.action is None) == (parsed.status != "read")

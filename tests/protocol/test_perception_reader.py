@@ -12,6 +12,8 @@ from spatialstale.protocol import read_perception
 from spatialstale.protocol._cells import cell_value, coordinate
 from spatialstale.protocol._scan import MAX_CONTAINERS
 
+from ._hostile import answer_text, json_values
+
 BATCH = [(0, 0), (0, 1), (1, 2), (7, 7)]
 TRUTH = {(0, 0): "S", (0, 1): "H", (1, 2): "F", (7, 7): "G"}
 WORDS = {"S": "start", "F": "frozen ice", "H": "hole", "G": "goal"}
@@ -213,25 +215,17 @@ def _partition(text: str) -> None:
     assert not set(parsed.unknown_cells) & {_label(p) for p in BATCH}
 
 
-PROPERTY_TEXT = st.text(
-    alphabet=st.sampled_from(list("[]{}()\"':,=\\ \n0127rcowlHFSGholeicTrue<>/think")), max_size=300
-)
+ANSWER_TEXT = answer_text("[]{}()\"':,=\\ \n0127rcowlHFSGholeicTrue<>/think")
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.one_of(st.text(max_size=400), PROPERTY_TEXT))
+@given(ANSWER_TEXT)
 def test_readings_unanswered_and_conflicting_partition_the_batch(text: str) -> None:
     _partition(text)
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
-        lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5),
-        max_leaves=30,
-    )
-)
+@given(json_values(text_size=12, key_size=10))
 def test_hostile_json_never_raises_and_stays_a_partition(value: object) -> None:
     _partition(json.dumps(value))
 
