@@ -83,7 +83,7 @@ def perception_accuracy() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = PerceptionRecord(store=state.store)
+        record = state.store_as(PerceptionRecord)
         if record.windows is None:
             raise missing("perception")
         windows = [w.to_dict() for w in record.windows]

@@ -113,7 +113,7 @@ def stale_f1() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = DetectionRecord(store=state.store)
+        record = state.store_as(DetectionRecord)
         if record.windows is None:
             raise missing("detection")
         windows = [w.to_dict() for w in record.windows]
@@ -206,7 +206,7 @@ def episode_outcome() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = NavigationRecord(store=state.store)
+        record = state.store_as(NavigationRecord)
         episode, cost = record.episode, record.cost
         if episode is None or cost is None:
             raise missing("navigation")

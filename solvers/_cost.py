@@ -7,6 +7,10 @@ for themselves, so a strategy that audits through ``StrategyContext.audit`` or
 ``selfverify`` (a plug-in's as much as OMCD's) is counted the same way, and one that
 makes no call (NoMemory, NoFilter, Oracle) records none. Outside an episode (the
 detection task, the perception probe) nothing is recorded.
+
+Not Inspect's per-sample usage by role (``EvalSample.role_usage``): it counts tokens,
+not calls, and only for a model bound to a role, where an audit is an audit whichever
+model makes it (the task's own model when no ``auditor`` role is bound).
 """
 
 from __future__ import annotations

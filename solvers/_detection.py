@@ -25,7 +25,7 @@ def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, e
 
 
 def _keep(state: TaskState, windows: list[DetectionWindow], limit: str | None) -> None:
-    record = DetectionRecord(store=state.store)
+    record = state.store_as(DetectionRecord)
     record.windows = windows
     record.limit = limit
 

@@ -115,7 +115,7 @@ async def run_episode(
 
 def _store(state: TaskState, episode: Episode, cost: CallCost) -> None:
     # the cost is counted at the model calls, not by the strategy (``_cost``)
-    record = NavigationRecord(store=state.store)
+    record = state.store_as(NavigationRecord)
     record.episode = episode
     record.cost = cost
     state.output.completion = f"{episode.outcome} after {episode.steps} steps" + (

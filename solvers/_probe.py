@@ -121,7 +121,7 @@ async def probe_grid(
 
 
 def _keep(state: TaskState, windows: list[PerceptionWindow], limit: str | None) -> None:
-    record = PerceptionRecord(store=state.store)
+    record = state.store_as(PerceptionRecord)
     record.windows = windows
     record.limit = limit
 
