@@ -7,10 +7,9 @@ shipped prompt), the memory entries listed in the prompt, the observed grid (the
 ``(r,c)=X`` listing, or the PNG when only an image is given), the agent's position and
 the goal. Nothing reads the instance behind the prompt.
 
-Under ``-T memory=crops`` the audit's memory entries are pictures: each an id line
-(``[mem_044]``) and then its crop. A crop's claim is read from its pixels: the centre
-cell's type from its colour, its cell from the ``(r,c)`` label drawn in it, matched
-against the labels Pillow's built-in bitmap font draws (the renderer's font).
+Under an extension that shows the memory as pictures, the audit's memory entries are
+each an id line (``[mem_044]``) and then its picture; the extension that drew it reads
+its claim back from its pixels alone (``spatialstale.protocol.read_memory_picture``).
 Under regime MA the prompt tells another agent's route and habit ("it breaks the ice
 of every cell it leaves") while its tracks cover those cells in the listing (``?``)
 and the image (brown tiles): the cells it left are read as holes, since the prompt
@@ -31,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
-from PIL import Image, ImageDraw, ImageFont, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from spatialstale.env import (
     CELL_PX,
@@ -45,11 +44,9 @@ from spatialstale.env import (
     Action,
     Grid,
     Pos,
-    crop_centre,
-    crop_label_box,
     probe_pixel,
 )
-from spatialstale.protocol import PROMPT_KINDS, PROMPT_SETS, SIZE_PLACEHOLDER
+from spatialstale.protocol import PROMPT_KINDS, PROMPT_SETS, SIZE_PLACEHOLDER, read_memory_picture
 from spatialstale.protocol import call_kind as tagged_kind
 
 MAX_SIZE = 256
@@ -114,7 +111,7 @@ class MemoryClaim:
     """``"SAFE"`` or ``"DANGER"``."""
     pos: Pos
     pictured: bool = False
-    """True when the claim was read from a crop's pixels (``-T memory=crops``)."""
+    """True when the claim was read from a picture's pixels (memory shown as pictures)."""
 
     @property
     def hazard(self) -> int:
@@ -160,16 +157,16 @@ class Perception:
         return self.grid[pos[0]][pos[1]]
 
 
-_CROP_ID = re.compile(r"^\s*\[(mem_\d+)\]\s*$", re.IGNORECASE)
-"""The text part before a memory crop: its id alone."""
+_PICTURE_ID = re.compile(r"^\s*\[(mem_\d+)\]\s*$", re.IGNORECASE)
+"""The text part before a memory entry's picture: its id alone."""
 
 
 def _texts_and_images(messages: Sequence[ChatMessage]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
-    """The text parts, the images of the grid and the memory crops (id, image): an
-    image right after a text part holding only an id is that entry's crop."""
+    """The text parts, the images of the grid and the memory entries' pictures (id,
+    image): an image right after a text part holding only an id is that entry's picture."""
     texts: list[str] = []
     images: list[str] = []
-    crops: list[tuple[str, str]] = []
+    pictures: list[tuple[str, str]] = []
     for message in messages:
         if isinstance(message.content, str):
             texts.append(message.content)
@@ -181,55 +178,22 @@ def _texts_and_images(messages: Sequence[ChatMessage]) -> tuple[list[str], list[
                 before = part.text
                 continue
             if isinstance(part, ContentImage):
-                named = _CROP_ID.match(before or "")
+                named = _PICTURE_ID.match(before or "")
                 if named is not None:
-                    crops.append((named.group(1).lower(), part.image))
+                    pictures.append((named.group(1).lower(), part.image))
                 else:
                     images.append(part.image)
             before = None
-    return texts, images, crops
+    return texts, images, pictures
 
 
-_LABEL_HEIGHT = 11
-"""Rows of a ``(r,c)`` label in Pillow's built-in bitmap font."""
-
-
-@lru_cache(maxsize=8)
-def _label_cells(size: int) -> tuple[int, dict[bytes, Pos]]:
-    """The width of the widest ``(r,c)`` label of a grid of ``size``, and each label's
-    glyph mask (as bytes) at that width, to the cell it names."""
-    font = ImageFont.load_default_imagefont()
-    width = 6 * len(f"({size - 1},{size - 1})")
-    out: dict[bytes, Pos] = {}
-    for r in range(size):
-        for c in range(size):
-            mask = Image.new("L", (width, _LABEL_HEIGHT), 0)
-            ImageDraw.Draw(mask).text((0, 0), f"({r},{c})", fill=255, font=font)
-            out[(np.asarray(mask) > 0).tobytes()] = (r, c)
-    return width, out
-
-
-_LABEL_COLOURS = np.array([(0x00, 0x00, 0x00), (0xFF, 0xFF, 0xFF)], dtype=np.int16)
-
-
-def read_crop(memory_id: str, image: Image.Image, size: int) -> MemoryClaim | None:
-    """The claim of a memory crop: its centre cell's remembered type (the colour at
-    ``crop_centre``) and its cell (the ``(r,c)`` label drawn in it); None when either
-    cannot be read."""
-    x, y = crop_centre()
-    lx, ly = crop_label_box()
-    width, labels = _label_cells(size)
-    if image.width < lx + width or image.height < max(y, ly + _LABEL_HEIGHT) + 1:
+def read_picture(memory_id: str, image: Image.Image, size: int) -> MemoryClaim | None:
+    """The claim of a memory entry's picture (``spatialstale.protocol.read_memory_picture``:
+    the remembered type of its cell, and the cell); None when it cannot be read."""
+    read = read_memory_picture(image, size)
+    if read is None:
         return None
-    pixel = image.getpixel((x, y))
-    if not isinstance(pixel, tuple):
-        return None
-    cell = min(COLOURS, key=lambda name: sum((a - int(b)) ** 2 for a, b in zip(COLOURS[name], pixel, strict=True)))
-    region = np.asarray(image, dtype=np.int16)[ly : ly + _LABEL_HEIGHT, lx : lx + width, :3]
-    ink = (region[:, :, None, :] == _LABEL_COLOURS[None, None, :, :]).all(axis=3).any(axis=2)
-    pos = labels.get(ink.tobytes())
-    if pos is None:
-        return None
+    cell, pos = read
     return MemoryClaim(memory_id, "DANGER" if cell == "H" else "SAFE", pos, pictured=True)
 
 
@@ -427,12 +391,12 @@ def _last_pos(pattern: re.Pattern[str], text: str) -> Pos | None:
     return (int(matches[-1].group(1)), int(matches[-1].group(2)))
 
 
-def _read_crops(crops: Sequence[tuple[str, str]], size: int) -> tuple[tuple[MemoryClaim, ...], str | None]:
-    """The claims of the memory crops, and the id of the first that could not be read."""
+def _read_pictures(pictures: Sequence[tuple[str, str]], size: int) -> tuple[tuple[MemoryClaim, ...], str | None]:
+    """The claims of the memory entries' pictures, and the id of the first that could not be read."""
     claims: list[MemoryClaim] = []
-    for memory_id, image in crops:
+    for memory_id, image in pictures:
         decoded = decode_image(image)
-        claim = read_crop(memory_id, decoded, size) if decoded is not None and 0 < size <= MAX_SIZE else None
+        claim = read_picture(memory_id, decoded, size) if decoded is not None and 0 < size <= MAX_SIZE else None
         if claim is None:
             return tuple(claims), memory_id
         claims.append(claim)
@@ -447,7 +411,7 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     agent's position comes from the navigation prompt's ``Position:`` line, else the
     listing's ``Agent at`` line, else the red triangle.
     """
-    texts, images, crops = _texts_and_images(messages)
+    texts, images, pictures = _texts_and_images(messages)
     text = "\n".join(texts)
     kind = call_kind(messages)
     memory = read_memory(text)
@@ -483,8 +447,8 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     goal = _last_pos(_GOAL, text)
     if goal is None and grid is not None:
         goal = (len(grid) - 1, len(grid) - 1)
-    if crops:
-        pictured, unread = _read_crops(crops, size_hint or (len(grid) if grid else 0))
+    if pictures:
+        pictured, unread = _read_pictures(pictures, size_hint or (len(grid) if grid else 0))
         memory += pictured
         problem = problem or (f"the picture of {unread} could not be read" if unread else None)
     cells = tuple(dict.fromkeys((int(m.group(1)), int(m.group(2))) for m in _ASKED_CELL.finditer(text)))
@@ -498,7 +462,7 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         problem=problem,
         cells=cells,
         unknown=read_unknown(text),
-        notes=tuple(mid for mid in read_notes(text) if mid not in dict(crops)),
+        notes=tuple(mid for mid in read_notes(text) if mid not in dict(pictures)),
         edits=_EDITS_ASKED.search(text) is not None,
         broken=broken,
     )

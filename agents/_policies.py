@@ -284,7 +284,7 @@ class ColourBlindAgent:
     Holes are near-black and ice light blue, so no real eye confuses them; the agent
     is a deliberately broken reader that the perception probe must catch: hole recall
     0 from the image, 1 from the text listing (which wins when both are shown). A
-    memory crop (``-T memory=crops``) is an image too: a remembered hole reads as ice.
+    memory entry shown as a picture is an image too: a remembered hole reads as ice.
     """
 
     def answer(self, seen: Perception, rng: random.Random) -> str:

@@ -5,7 +5,18 @@ Pure and seedable; nothing here imports Inspect or knows about models.
 
 import gymnasium
 
-from ._crops import entry_crop
+from ._crops import (
+    CROP_CELLS,
+    CROP_STRIP_PX,
+    OUTLINE_COLOUR,
+    PAD_COLOUR,
+    crop_centre,
+    crop_image,
+    crop_label_box,
+    crop_png,
+    entry_crop,
+    read_crop,
+)
 from ._data import DATA_VERSION, load_instances
 from ._distractors import BANK_VERSION as DISTRACTOR_BANK_VERSION
 from ._distractors import MAX_DISTRACTORS, distractor_bank
@@ -42,19 +53,11 @@ from ._regimes import CHANGE_REGIMES, STATIC
 from ._render import (
     CELL_PX,
     COLOURS,
-    CROP_CELLS,
-    CROP_STRIP_PX,
     FOG_COLOUR,
     FOG_HOLES_NOTE,
     HOLES_NOTE,
     OTHER_AGENT_COLOUR,
-    OUTLINE_COLOUR,
-    PAD_COLOUR,
     TRACK_COLOUR,
-    crop_centre,
-    crop_image,
-    crop_label_box,
-    crop_png,
     holes_observation,
     probe_pixel,
     render_image,
@@ -162,6 +165,7 @@ __all__ = [
     "move",
     "other_agent_note",
     "probe_pixel",
+    "read_crop",
     "regime_of",
     "regime_source",
     "render_image",

@@ -100,8 +100,8 @@ def detection(
             audit_prompt=settings.prompts["audit"],
             structured=settings.structured,
             observation=settings.observation,
-            memory=settings.memory,
             edits=settings.edits,
+            **settings.extension_args(),
         ),
         scorer=stale_f1(),
         # distractor_flag_rate only with distractors: the default log keeps its metrics

@@ -33,7 +33,16 @@ from ._axes import Axis, axes_of
 from ._cells import PerceptionParse, read_perception
 from ._edits import EDIT_JUDGMENTS, edit_counts, judge_edit
 from ._errors import QuietExit, TaskParameterError
-from ._extensions import EXTENSIONS, dry_run_notes, extension_values, extension_view
+from ._extensions import (
+    EXTENSIONS,
+    dry_run_notes,
+    extension_memory_form,
+    extension_prompt,
+    extension_stand_ins,
+    extension_values,
+    extension_view,
+    read_memory_picture,
+)
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -66,7 +75,6 @@ from ._prompts import (
     NO_MEMORY_ANSWER,
     RECALL_NAME,
     SIZE_PLACEHOLDER,
-    Pictures,
     Sight,
     all_cells,
     answer_config,
@@ -74,7 +82,6 @@ from ._prompts import (
     audit_schema,
     call_kind,
     cell_label,
-    crops_prompt,
     fill_prompt,
     navigate_messages,
     no_entry_answer,
@@ -98,7 +105,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
-from ._seams import WHOLE_GRID, Extension, View
+from ._seams import WHOLE_GRID, Extension, MemoryForm, StandIn, View
 from ._settings import (
     DETECTION,
     GRID,
@@ -156,17 +163,18 @@ __all__ = [
     "Episode",
     "Extension",
     "GridSettings",
+    "MemoryForm",
     "NavigationRecord",
     "NavigationSettings",
     "PerceptionParse",
     "PerceptionRecord",
     "PerceptionSettings",
     "PerceptionWindow",
-    "Pictures",
     "PromptSet",
     "QuietExit",
     "SelfVerifyParse",
     "Sight",
+    "StandIn",
     "StepRecord",
     "TaskParameterError",
     "View",
@@ -177,9 +185,11 @@ __all__ = [
     "axes_of",
     "call_kind",
     "cell_label",
-    "crops_prompt",
     "dry_run_notes",
     "edit_counts",
+    "extension_memory_form",
+    "extension_prompt",
+    "extension_stand_ins",
     "extension_values",
     "extension_view",
     "fill_prompt",
@@ -196,6 +206,7 @@ __all__ = [
     "prompt_hash",
     "read_action",
     "read_audit",
+    "read_memory_picture",
     "read_perception",
     "read_selfverify",
     "selfverify_messages",

@@ -5,13 +5,19 @@ task's and of its hooks' effects."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from spatialstale.env import Instance, Pos
 
 from ._axes import axes_of
+from ._crops import CROPS
 from ._fog import FOG
-from ._seams import WHOLE_GRID, Extension, View, Views
+from ._seams import WHOLE_GRID, Extension, MemoryForm, StandIn, View, Views
 
-EXTENSIONS: tuple[Extension, ...] = (FOG,)
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+EXTENSIONS: tuple[Extension, ...] = (FOG, CROPS)
 """The built-in extensions, in order."""
 
 
@@ -50,3 +56,46 @@ def extension_view(kind: str, values: Mapping[str, Any]) -> View:
 def dry_run_notes(kind: str, values: Mapping[str, Any]) -> list[str]:
     """The dry run's method notes of the extensions of ``kind`` for these values."""
     return [n for e in EXTENSIONS if kind in e.kinds and (n := e.dry_run_note(values)) is not None]
+
+
+def check_extensions(kind: str, values: Mapping[str, Any]) -> None:
+    """Refuse a combination of a ``kind`` task's axis values that an extension cannot run
+    (TaskParameterError, one line)."""
+    for e in EXTENSIONS:
+        if kind in e.kinds:
+            e.check(values)
+
+
+def extension_prompt(kind: str, call: str, prompt: str, values: Mapping[str, Any]) -> str:
+    """The system prompt of a ``call`` of a ``kind`` task with these values: the prompt
+    set's ``prompt`` as each extension (in registry order) makes it."""
+    for e in EXTENSIONS:
+        if kind in e.kinds:
+            prompt = e.prompt(call, prompt, values)
+    return prompt
+
+
+def extension_memory_form(
+    kind: str, values: Mapping[str, Any], instance: Instance, *, drawn: bool = True
+) -> MemoryForm | None:
+    """How an audit of a ``kind`` task with these values shows its entries: the first
+    extension's form that has one; None: each entry's text line (the paper)."""
+    for e in EXTENSIONS:
+        if kind in e.kinds and (form := e.memory_form(values, instance, drawn=drawn)) is not None:
+            return form
+    return None
+
+
+def extension_stand_ins() -> tuple[StandIn, ...]:
+    """Every image an extension's memory form sends, as the dry run measures it."""
+    return tuple(s for e in EXTENSIONS for s in e.stand_ins())
+
+
+def read_memory_picture(image: Image, size: int) -> tuple[str, Pos] | None:
+    """The remembered cell type and the cell of a picture of a memory entry, as the
+    first extension that reads it reads it (the reference agents' reading); None: no
+    extension reads it."""
+    for e in EXTENSIONS:
+        if (read := e.read_picture(image, size)) is not None:
+            return read
+    return None

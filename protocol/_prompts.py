@@ -52,7 +52,6 @@ from spatialstale.env import (
     MemoryEntry,
     Overlay,
     Pos,
-    crop_png,
     fog_note,
     holes_observation,
     regime_of,
@@ -60,7 +59,7 @@ from spatialstale.env import (
     text_observation,
 )
 
-from ._seams import WHOLE_GRID, View
+from ._seams import WHOLE_GRID, MemoryForm, View
 
 CALL_KIND_KEY = "spatialstale_call"
 """The key of a system message's ``metadata`` that names its call kind (one of
@@ -243,14 +242,6 @@ FOG_IMAGE_OBSERVATION_HEADER = (
 """The image header when part of the grid is beyond the view; the rule's
 radius and visible rows and columns follow it (:func:`image_header`)."""
 MEMORY_HEADER = "Memory entries:"
-CROPS_HEADER = "Memory entries (pictures, each after its id):"
-CROPS_NOTE = (
-    "The memory entries are pictures, not text: each shows an entry's cell as it looked when the memory was "
-    "written,\nwith its 3x3 neighbourhood (blank beyond the grid's edge), the entry's cell at the centre outlined "
-    "in magenta,\nunder a strip naming the entry's id. The centre cell's type then is the entry's claim: a hole "
-    "claims DANGER,\nice, the start or the goal claims SAFE. Compare each picture with the current grid's image."
-)
-"""What an audit prompt adds under ``-T memory=crops`` (:func:`crops_prompt`)."""
 NO_MEMORY = "Memory: (none)"
 
 
@@ -280,41 +271,6 @@ def call_kind(messages: Sequence[ChatMessage]) -> str | None:
             if kind in CALL_KINDS:
                 return str(kind)
     return None
-
-
-def crops_prompt(prompt: str) -> str:
-    """An audit prompt for memory shown as pictures: ``prompt`` and :data:`CROPS_NOTE`,
-    so every prompt set's wording (and its answer format) stays as it is."""
-    return f"{prompt}\n{CROPS_NOTE}"
-
-
-@lru_cache(maxsize=4096)
-def crop_data_uri(g0: Grid, entry: MemoryEntry) -> str:
-    """An entry's crop (``spatialstale.env.crop_png``) as a base64 PNG data URI."""
-    png = crop_png(g0, entry.pos, entry.cell.value, entry.id)
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
-@dataclass(frozen=True)
-class Pictures:
-    """How an audit shows its entries under ``-T memory=crops``: each its id on a line
-    of its own, then its crop, drawn from ``g0`` (the grid the memory was written on);
-    no claim in text.
-
-    Attributes:
-        g0: the grid of the memory snapshot.
-        image: an entry's crop as sent: its PNG data URI. The dry run passes a
-            stand-in that names the crop without drawing it.
-    """
-
-    g0: Grid
-    image: Callable[[Grid, MemoryEntry], str] = crop_data_uri
-
-    def content(self, entries: Sequence[MemoryEntry]) -> list[Content]:
-        parts: list[Content] = [ContentText(text=CROPS_HEADER)]
-        for entry in entries:
-            parts += [ContentText(text=f"[{entry.id}]"), ContentImage(image=self.image(self.g0, entry), detail="high")]
-        return parts
 
 
 def memory_block(entries: Sequence[MemoryEntry]) -> str:
@@ -348,9 +304,6 @@ def cells_block(cells: Sequence[Pos]) -> str:
 
 
 MODALITIES = ("text", "vision", "both")
-MEMORIES = ("text", "crops")
-"""How an audit shows the memory entries: their text claims (the paper) or crops,
-each a picture of its cell as remembered (``-T memory=crops``)."""
 
 OBSERVATIONS = ("full", "holes")
 """How the text observation lists the grid: ``full`` (every cell, the paper's listing) or
@@ -492,11 +445,11 @@ def audit_messages(
     agent: Pos,
     sight: Sight,
     prompt: str = "",
-    pictures: Pictures | None = None,
+    form: MemoryForm | None = None,
 ) -> list[ChatMessage]:
     """One audit call: instructions, the observation, then the batch of entries (their
-    text, or with ``pictures`` each entry's id and crop)."""
-    asked = memory_block(entries) if pictures is None else pictures.content(entries)
+    text, or as an extension's memory ``form`` shows them)."""
+    asked = memory_block(entries) if form is None else form.content(entries)
     return _observation_first(prompt or DEFAULT_AUDIT_PROMPT, AUDIT, grid, agent, sight, asked)
 
 

@@ -54,18 +54,16 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import extension_axes, extension_names
+from ._extensions import check_extensions, extension_axes, extension_names, extension_prompt
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
     DEFAULT_TOOLS_PROMPT,
     EDITS_REQUEST,
     FILTERS,
-    MEMORIES,
     MODALITIES,
     NAVIGATORS,
     OBSERVATIONS,
-    crops_prompt,
 )
 
 logger = logging.getLogger(__name__)
@@ -272,6 +270,10 @@ class GridSettings:
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
     """The axes in the order the task's signature gives them, which its records follow."""
 
+    def __post_init__(self) -> None:
+        # a combination of values an extension cannot run: one line, before any model call
+        check_extensions(self.kind, {a.name: getattr(self, a.name) for a in axes_of(self)})
+
     @classmethod
     def read(cls, args: Mapping[str, object]) -> Self:
         """The settings of a task's ``-T`` values (its keyword arguments), each checked.
@@ -334,8 +336,8 @@ class GridSettings:
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        """The prompt set's prompt of ``kind`` for these settings."""
-        return prompt_set.prompt(kind)
+        """The prompt set's prompt of ``kind`` for these settings, as the extensions make it."""
+        return extension_prompt(cls.kind, kind, prompt_set.prompt(kind), values)
 
     @property
     def prompt_record(self) -> dict[str, str | int]:
@@ -417,36 +419,19 @@ class GridSettings:
 
 
 @dataclass(frozen=True)
-class DetectionSettings(GridSettings):
+class _DetectionHead(GridSettings):
+    """The detection task's axes that come before its extensions' (``_extensions``), as
+    :class:`_NavigationHead` is the navigation task's."""
+
+    distractors: int = distractors_axis()
+
+
+@dataclass(frozen=True)
+class DetectionSettings(*extension_axes("detection"), _DetectionHead):  # type: ignore[misc]
     """The detection task's settings (``spatialstale/detection``)."""
 
     kind: ClassVar[str] = "detection"
     prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
-
-    distractors: int = distractors_axis()
-    memory: str = axis(
-        "text",
-        "how the memory entries are shown: text (their claims, the paper) or crops (each a picture of its "
-        "cell's 3x3 neighbourhood as remembered; needs modality vision or both)",
-        values=MEMORIES,
-        title="memory",
-        flag="--memory",
-        in_id=named,
-        recorded=True,
-        record_default=False,  # a default log keeps its metadata
-    )
-
-    def __post_init__(self) -> None:
-        if self.memory == "crops" and self.modality == "text":
-            raise TaskParameterError(
-                "memory=crops compares pictures of the memory with the current grid's image: "
-                "it needs modality vision or both; got modality=text"
-            )
-        if self.memory == "crops" and self.distractors:
-            raise TaskParameterError(
-                "memory=crops draws each entry as a picture of its cell and distractors are about no cell: "
-                f"use distractors=0 with memory=crops; got distractors={self.distractors}"
-            )
 
     edits: bool = axis(
         False,
@@ -463,11 +448,8 @@ class DetectionSettings(GridSettings):
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        # pictures of the memory: the set's audit prompt says what they show; the edits
-        # request follows it. The set's own texts are unchanged.
-        prompt = prompt_set.prompt(kind)
-        if kind == "audit" and values.get("memory") == "crops":
-            prompt = crops_prompt(prompt)
+        # the extensions' prompt first; the edits request follows it. The set's own texts are unchanged.
+        prompt = super().set_prompt(prompt_set, kind, values)
         return prompt + EDITS_REQUEST if kind == "audit" and values.get("edits") else prompt
 
 
@@ -541,7 +523,7 @@ class NavigationSettings(*extension_axes("navigation"), _NavigationHead):  # typ
         # a prompt set's navigation prompt is for the per-step navigator
         if kind == "navigate" and values["agent"] == "tools":
             return DEFAULT_TOOLS_PROMPT
-        return prompt_set.prompt(kind)
+        return super().set_prompt(prompt_set, kind, values)
 
 
 GRID = GridSettings()

@@ -22,7 +22,7 @@ from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos, cell_at
 from spatialstale.protocol import (
     AuditParse,
     AuditResult,
-    Pictures,
+    MemoryForm,
     Sight,
     answer_config,
     audit_messages,
@@ -161,7 +161,7 @@ async def batched_audit(
     structured: bool = False,
     tally: AuditTally | None = None,
     truth: Truth | None = None,
-    pictures: Pictures | None = None,
+    form: MemoryForm | None = None,
     edits: bool = False,
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
@@ -172,8 +172,8 @@ async def batched_audit(
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
     false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
     then the distractors flagged and kept, and naming the entries judged wrong; it
-    changes no judgment. With ``pictures`` (``-T memory=crops``) each entry is shown as
-    its crop. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
+    changes no judgment. With a memory ``form`` (an extension's) each batch is shown as
+    it says. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
     stale verdict, the edits are read into the tally and the table shows each one
     (judged against the truth when given).
     """
@@ -225,7 +225,7 @@ async def batched_audit(
         model,
         batches_of(entries, batch_size),
         kind="audit",
-        messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt, pictures),
+        messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt, form),
         config=lambda batch: answer_config(audit_schema(_ids(batch), edits), structured, model),
         read=lambda text, batch: parse_audit(text, _ids(batch), {e.id: e.pos for e in batch} if edits else None),
         keep=keep,

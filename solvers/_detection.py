@@ -6,7 +6,15 @@ from inspect_ai.model import Model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from spatialstale.env import Grid, Instance
-from spatialstale.protocol import DEFAULT_AUDIT_PROMPT, DETECTION, DetectionRecord, DetectionWindow, Pictures, Sight
+from spatialstale.protocol import (
+    DEFAULT_AUDIT_PROMPT,
+    DETECTION,
+    DetectionRecord,
+    DetectionWindow,
+    Sight,
+    extension_memory_form,
+    extension_values,
+)
 
 from ._audit import AuditTally, Truth, batched_audit
 from ._sample import AUDITOR_ROLE
@@ -44,8 +52,8 @@ def detect(
     audit_model_role: str = AUDITOR_ROLE,
     structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
-    memory: str = DETECTION.memory,
     edits: bool = DETECTION.edits,
+    **extensions: object,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -57,13 +65,15 @@ def detect(
         structured: send a response schema with every audit call (structured output).
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
-        memory: ``text`` (each entry's claim, the paper) or ``crops`` (each entry's
-            id, then a picture of its cell's neighbourhood as remembered).
         edits: ask for the corrected entry of each entry judged stale and record
             each window's edits (``-T edits=true``; the prompt asks for them).
+        **extensions: the detection extensions' axes by name (``spatialstale.protocol``'s
+            ``EXTENSIONS``; each its default when absent): how an audit shows its
+            entries (``extension_memory_form``; each entry's text line by default).
     """
 
     sight = Sight(modality, observation)
+    values = extension_values("detection", extensions)
 
     async def audit(auditor: Model, instance: Instance, grid: Grid, tally: AuditTally) -> None:
         await batched_audit(
@@ -78,7 +88,7 @@ def detect(
             structured=structured,
             tally=tally,
             truth=Truth.of(instance, grid),
-            pictures=Pictures(instance.g0) if memory == "crops" else None,
+            form=extension_memory_form("detection", values, instance),
             edits=edits,
         )
 

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
@@ -49,7 +50,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
+from spatialstale.env import CELL_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
 from spatialstale.protocol import (
     DEFAULT_TOOLS_PROMPT,
     EDITS_REQUEST,
@@ -58,12 +59,15 @@ from spatialstale.protocol import (
     WHOLE_GRID,
     GridSettings,
     NavigationSettings,
-    Pictures,
     PromptSet,
     Sight,
+    StandIn,
     View,
     audit_messages,
-    crops_prompt,
+    axes_of,
+    extension_memory_form,
+    extension_prompt,
+    extension_stand_ins,
     extension_view,
     navigate_messages,
     position_line,
@@ -94,25 +98,33 @@ def chars_over_four(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def image_tokens(size: int) -> int:
-    """Tokens of one rendered grid image (``size * CELL_PX`` pixels a side): OpenAI's
-    high-detail figure, 85 + 170 per 512-px tile (255 for the default 384x384 image)."""
-    tiles = math.ceil(size * CELL_PX / IMAGE_TILE_PX) ** 2
+def picture_tokens(width: int, height: int) -> int:
+    """Tokens of one image of ``width`` x ``height`` pixels: OpenAI's high-detail figure,
+    85 + 170 per 512-px tile."""
+    tiles = math.ceil(width / IMAGE_TILE_PX) * math.ceil(height / IMAGE_TILE_PX)
     return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
+
+
+def image_tokens(size: int) -> int:
+    """Tokens of one rendered grid image (``size * CELL_PX`` pixels a side): 255 for the
+    default 384x384 image (:func:`picture_tokens`)."""
+    return picture_tokens(size * CELL_PX, size * CELL_PX)
 
 
 IMAGE_TOKENS = image_tokens(8)
 """255: the per-image figure at the default 8x8 grid (384x384 px)."""
 
-
-CROP_TOKENS = IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * math.ceil((CROP_STRIP_PX + CROP_CELLS * CELL_PX) / IMAGE_TILE_PX)
-"""255: one memory crop (``-T memory=crops``, 144x160 px, one tile) at any grid size."""
-CROP_NAME = "crop of "
+STAND_INS: tuple[StandIn, ...] = extension_stand_ins()
+"""The images the extensions' memory forms send, as the dry run's stand-ins name them."""
 
 
-def crop_named(g0: Grid, entry: MemoryEntry) -> str:
-    """A stand-in for a memory crop, measured as :data:`CROP_TOKENS`."""
-    return f"{CROP_NAME}{entry.id} of grid {hash(g0)}"
+def stand_in_tokens(image: str) -> int | None:
+    """Tokens of an extension's stand-in image (by its size, at any grid size); None
+    for any other image."""
+    for stand_in in STAND_INS:
+        if image.startswith(stand_in.prefix):
+            return picture_tokens(stand_in.width, stand_in.height)
+    return None
 
 
 def image_named(grid: Grid, agent: Pos | None) -> str:
@@ -219,7 +231,8 @@ class Meter:
         if kind == "text":
             return self.count(value)
         if kind == "image":
-            return CROP_TOKENS if value.startswith(CROP_NAME) else image_tokens(self.size)
+            tokens = stand_in_tokens(value)
+            return image_tokens(self.size) if tokens is None else tokens
         return 0
 
     def prompt(self, messages: Sequence[ChatMessage]) -> int:
@@ -334,7 +347,9 @@ class Asked:
     prompts: PromptSet
     meter: Meter
     batch_size: int
-    memory: str = "text"
+    kind: str = "grid"
+    values: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """Every axis's value of the task's settings, by name: what the extensions' hooks read."""
     edits: bool = False
 
     @classmethod
@@ -345,7 +360,10 @@ class Asked:
             prompts=PROMPT_SETS[getattr(settings, "prompt_set")],  # noqa: B009
             meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
-            memory=getattr(settings, "memory", "text"),
+            kind=settings.kind if isinstance(settings, GridSettings) else "grid",
+            values={a.name: getattr(settings, a.name) for a in axes_of(settings)}
+            if isinstance(settings, GridSettings)
+            else {},
             edits=getattr(settings, "edits", False),
         )
 
@@ -360,14 +378,13 @@ class Asked:
         seen = self.seen(instance, grid)
         sight = self.sight.for_instance(instance)
 
-        crops = self.memory == "crops"
-        pictures = Pictures(instance.g0, image=crop_named) if crops else None
-        prompt = (crops_prompt(self.prompts.audit) if crops else self.prompts.audit) + (
+        form = extension_memory_form(self.kind, self.values, instance, drawn=False)
+        prompt = extension_prompt(self.kind, "audit", self.prompts.audit, self.values) + (
             EDITS_REQUEST if self.edits else ""
         )
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
-            messages = audit_messages(batches[i], seen, instance.start, sight, prompt, pictures)
+            messages = audit_messages(batches[i], seen, instance.start, sight, prompt, form)
             return messages, audit_answer(batches[i], stale, self.edits)
 
         return chain(call_at, len(batches), self.meter).concurrent()

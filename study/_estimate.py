@@ -24,13 +24,14 @@ from spatialstale.protocol import NavigationSettings, dry_run_notes
 from ._calls import (
     ANY_PREFIX,
     CHAIN_PAIRS,
-    CROP_TOKENS,
     IMAGE_TOKENS,
+    STAND_INS,
     Asked,
     CacheRule,
     Calls,
     TokenCount,
     chars_over_four,
+    picture_tokens,
 )
 from ._concurrency import ADAPTIVE_CONNECTIONS, memory_line, tasks_at_once
 from ._matrix import Study, TaskSpec, beyond_paper, skipped_lines
@@ -390,7 +391,8 @@ def _cost_lines(calls: Calls, found: tuple[ModelCost, str] | None, caching: tupl
 
 def _legend() -> list[str]:
     side = 8 * CELL_PX
-    image = f"{IMAGE_TOKENS} a {side}x{side} image and {CROP_TOKENS} a memory crop (OpenAI's high-detail count)"
+    others = "".join(f" and {picture_tokens(s.width, s.height)} {s.legend}" for s in STAND_INS)
+    image = f"{IMAGE_TOKENS} a {side}x{side} image{others} (OpenAI's high-detail count)"
     return [
         "Columns:",
         "  samples         Inspect samples: detection one per seed, navigation one per (seed, strategy)",

@@ -294,7 +294,7 @@ class Matrix:
 
 
 def skipped_lines(skipped: Sequence[Skipped]) -> list[str]:
-    """One line a reason, counted: ``skipped 3 detection tasks: memory=crops ...``."""
+    """One line a reason, counted: ``skipped 3 detection tasks: <the task's reason>``."""
     counts = Counter((s.kind, s.reason) for s in skipped)
     return [f"skipped {n} {kind} task{'' if n == 1 else 's'}: {reason}" for (kind, reason), n in counts.items()]
 
@@ -327,8 +327,8 @@ def study_matrix(
     combination of the values of its own axes (default: the paper's value alone).
     ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side.
 
-    A combination the task refuses (its settings' own validation: memory ``crops``
-    needs an image of the grid and no distractors) is skipped, with the task's reason;
+    A combination the task refuses (its settings' own validation, an extension's
+    check among them) is skipped, with the task's reason;
     so is a filter mode other than ``delete`` for a strategy it does not change (only
     ``FILTERING`` flag entries: NoMemory and NoFilter would repeat their ``delete``
     runs). :func:`skipped_lines` says what was skipped.

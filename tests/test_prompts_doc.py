@@ -17,7 +17,7 @@ from spatialstale.protocol import (
     audit_messages,
     fill_prompt,
 )
-from spatialstale.protocol._prompts import CROPS_NOTE
+from spatialstale.protocol._crops import CROPS_NOTE
 from spatialstale.solvers import batches_of
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "prompts.md"

@@ -11,7 +11,8 @@ from inspect_ai.model import ContentImage
 from spatialstale.agents._perception import perceive
 from spatialstale.agents._policies import AGENTS
 from spatialstale.env import default_seeds, make_instance
-from spatialstale.protocol import DEFAULT_AUDIT_PROMPT, Pictures, Sight, audit_messages, crops_prompt
+from spatialstale.protocol import DEFAULT_AUDIT_PROMPT, Sight, audit_messages
+from spatialstale.protocol._crops import Pictures, crops_prompt
 
 
 @pytest.mark.parametrize("size", [4, 8, 16])

@@ -21,6 +21,7 @@ from spatialstale.env import (
     entry_crop,
     make_instance,
     probe_pixel,
+    read_crop,
     render_image,
 )
 
@@ -119,3 +120,13 @@ def test_the_pictures_in_the_manual_are_what_the_renderer_draws() -> None:
     instance = make_instance(SEED, "L2")
     for memory_id in ("mem_044", "mem_000"):
         assert (docs / f"memory-crops-{memory_id}.png").read_bytes() == entry_crop(instance, memory_id)
+
+
+@pytest.mark.parametrize("size", [8, 12])
+def test_a_crop_reads_back_as_what_it_draws(size: int) -> None:
+    # the reference agents' reading (the extension's read_picture): the centre's type and its label
+    instance = make_instance(SEED, "L2", size)
+    for entry in instance.memory:
+        assert read_crop(_png(entry_crop(instance, entry)), size) == (entry.cell.value, entry.pos)
+    # a grid's image is not a crop: its centre label box holds no label
+    assert read_crop(render_image(instance.g0, None), size) is None

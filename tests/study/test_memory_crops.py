@@ -6,11 +6,14 @@ import pytest
 
 from spatialstale.env import make_instance
 from spatialstale.protocol import DetectionSettings
+from spatialstale.protocol._crops import CROP_NAME
 from spatialstale.study import study_seeds, study_tasks
-from spatialstale.study._calls import CROP_TOKENS, Asked
+from spatialstale.study._calls import Asked, stand_in_tokens
 from spatialstale.study._cli import main
 
 SEEDS = study_seeds(None, 2)
+CROP_TOKENS = 255
+"""A crop of 144x160 px is one 512-px tile: 85 + 170 tokens (OpenAI's high-detail count)."""
 
 
 def test_crops_run_only_the_modalities_with_an_image() -> None:
@@ -35,7 +38,8 @@ def test_the_estimate_counts_a_crop_per_entry() -> None:
     text_calls = Asked.of(vision).detection_sample(instance)
     crop_calls = Asked.of(crops).detection_sample(instance)
     assert crop_calls.calls == text_calls.calls == 7
-    # 64 crops in place of 64 text claims, each crop a 255-token image
+    # 64 crops in place of 64 text claims, each crop a 255-token image (144x160 px: one tile)
+    assert stand_in_tokens(CROP_NAME) == CROP_TOKENS == 255
     assert crop_calls.prompt_tokens - text_calls.prompt_tokens > 64 * CROP_TOKENS - 64 * 20
 
 
