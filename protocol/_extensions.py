@@ -22,8 +22,15 @@ EXTENSIONS: tuple[Extension, ...] = (FOG, CROPS)
 
 
 def extension_axes(kind: str) -> tuple[type, ...]:
-    """The axes dataclasses of the extensions of task kind ``kind``, for its settings to inherit."""
+    """The axes dataclasses of the extensions of task kind ``kind``, in registry order."""
     return tuple(e.axes for e in EXTENSIONS if kind in e.kinds)
+
+
+def settings_bases(kind: str) -> tuple[type, ...]:
+    """The bases a ``kind`` settings class inherits its extensions' axes from: a dataclass
+    collects its fields from the last base to the first, so the bases come in reverse
+    registry order for the axes to follow the task's own in registry order."""
+    return extension_axes(kind)[::-1]
 
 
 def extension_names(kind: str) -> tuple[str, ...]:

@@ -54,7 +54,7 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import check_extensions, extension_axes, extension_names, extension_prompt
+from ._extensions import check_extensions, extension_names, extension_prompt, settings_bases
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
@@ -427,7 +427,7 @@ class _DetectionHead(GridSettings):
 
 
 @dataclass(frozen=True)
-class DetectionSettings(*extension_axes("detection"), _DetectionHead):  # type: ignore[misc]
+class DetectionSettings(*settings_bases("detection"), _DetectionHead):  # type: ignore[misc]
     """The detection task's settings (``spatialstale/detection``)."""
 
     kind: ClassVar[str] = "detection"
@@ -495,7 +495,7 @@ class _NavigationHead(GridSettings):
 
 
 @dataclass(frozen=True)
-class NavigationSettings(*extension_axes("navigation"), _NavigationHead):  # type: ignore[misc]
+class NavigationSettings(*settings_bases("navigation"), _NavigationHead):  # type: ignore[misc]
     """The navigation task's settings (``spatialstale/navigation``)."""
 
     kind: ClassVar[str] = "navigation"

@@ -7,11 +7,13 @@ scorer, the dry run, an agent) threads the extension through the core again.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from spatialstale.protocol import EXTENSIONS, Extension, axes_of
+from spatialstale.protocol import EXTENSIONS, DetectionSettings, Extension, NavigationSettings, axes_of
+from spatialstale.protocol._extensions import extension_names
 from spatialstale.solvers import detect, navigate
 
 from .test_layers import LAYERS, ROOT
@@ -73,3 +75,10 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="unknown argument memories; the extensions take memory"):
         detect(memories="crops")
     detect(memory="CROPS")  # read as the task reads it
+
+
+@pytest.mark.parametrize("settings", [DetectionSettings, NavigationSettings], ids=lambda s: s.kind)
+def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
+    ours = list(extension_names(settings.kind))
+    assert ours, "each task kind with settings has an extension"
+    assert [f.name for f in fields(settings) if f.name in ours] == ours
