@@ -54,12 +54,11 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import extension_axes, extension_names
+from ._extensions import extension_axes, extension_names, extension_prompt
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     FILTERS,
     MEMORIES,
     MODALITIES,
@@ -334,8 +333,8 @@ class GridSettings:
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        """The prompt set's prompt of ``kind`` for these settings."""
-        return prompt_set.prompt(kind)
+        """The prompt set's prompt of ``kind`` for these settings (``_extensions``' hooks applied)."""
+        return extension_prompt(cls.kind, kind, values, prompt_set.prompt(kind))
 
     @property
     def prompt_record(self) -> dict[str, str | int]:
@@ -417,11 +416,8 @@ class GridSettings:
 
 
 @dataclass(frozen=True)
-class DetectionSettings(GridSettings):
-    """The detection task's settings (``spatialstale/detection``)."""
-
-    kind: ClassVar[str] = "detection"
-    prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
+class _DetectionHead(GridSettings):
+    """The detection task's axes that come before its extensions' (``_extensions``)."""
 
     distractors: int = distractors_axis()
     memory: str = axis(
@@ -448,27 +444,22 @@ class DetectionSettings(GridSettings):
                 f"use distractors=0 with memory=crops; got distractors={self.distractors}"
             )
 
-    edits: bool = axis(
-        False,
-        "for each entry judged stale, also ask for the corrected entry, scored by edit_accuracy (App. K); "
-        "off in the paper",
-        read=boolean,
-        title="edits",
-        flag="--edits",
-        in_id=lambda on: "-edits",
-        show=lambda on: str(on).lower(),
-        recorded=True,
-        record_default=False,  # default logs stay as they were
-    )
+
+@dataclass(frozen=True)
+class DetectionSettings(*extension_axes("detection"), _DetectionHead):  # type: ignore[misc]
+    """The detection task's settings (``spatialstale/detection``)."""
+
+    kind: ClassVar[str] = "detection"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        # pictures of the memory: the set's audit prompt says what they show; the edits
-        # request follows it. The set's own texts are unchanged.
+        # pictures of the memory: the set's audit prompt says what they show; what the
+        # extensions ask follows it. The set's own texts are unchanged.
         prompt = prompt_set.prompt(kind)
         if kind == "audit" and values.get("memory") == "crops":
             prompt = crops_prompt(prompt)
-        return prompt + EDITS_REQUEST if kind == "audit" and values.get("edits") else prompt
+        return extension_prompt(cls.kind, kind, values, prompt)
 
 
 @dataclass(frozen=True)
@@ -541,7 +532,7 @@ class NavigationSettings(*extension_axes("navigation"), _NavigationHead):  # typ
         # a prompt set's navigation prompt is for the per-step navigator
         if kind == "navigate" and values["agent"] == "tools":
             return DEFAULT_TOOLS_PROMPT
-        return prompt_set.prompt(kind)
+        return extension_prompt(cls.kind, kind, values, prompt_set.prompt(kind))
 
 
 GRID = GridSettings()

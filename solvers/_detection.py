@@ -2,25 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from inspect_ai.model import Model
 from inspect_ai.solver import Solver, TaskState, solver
 
 from spatialstale.env import Grid, Instance
-from spatialstale.protocol import DEFAULT_AUDIT_PROMPT, DETECTION, DetectionRecord, DetectionWindow, Pictures, Sight
+from spatialstale.protocol import (
+    DEFAULT_AUDIT_PROMPT,
+    DETECTION,
+    DetectionRecord,
+    DetectionWindow,
+    Pictures,
+    Sight,
+    VerdictField,
+    extension_values,
+    verdict_fields,
+)
 
 from ._audit import AuditTally, Truth, batched_audit
 from ._sample import AUDITOR_ROLE
 from ._windows import window_solve
 
 
-def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> DetectionWindow:
+def _window(
+    instance: Instance, grid: Grid, tally: AuditTally, complete: bool, fields: Sequence[VerdictField] = ()
+) -> DetectionWindow:
     result = tally.result(complete=complete)
+    given = {f.record: tally.fields.get(f.name, {}) for f in fields}
     return DetectionWindow(
         audit=result,
         grid=grid,
         truth=tuple(sorted(instance.stale_ids(grid))),
-        # the edit proposed for each entry flagged stale (none for the others): scored by stale_f1
-        edits={mid: tally.edits[mid] for mid in sorted(result.flagged) if mid in tally.edits} if edits else None,
+        # each verdict field's value for each entry flagged stale (none for the others): scored by stale_f1
+        answers={key: {mid: got[mid] for mid in sorted(result.flagged) if mid in got} for key, got in given.items()}
+        if fields
+        else None,
     )
 
 
@@ -45,7 +62,7 @@ def detect(
     structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
     memory: str = DETECTION.memory,
-    edits: bool = DETECTION.edits,
+    **extensions: object,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
 
@@ -59,11 +76,13 @@ def detect(
             the holes (the same grid in less text; for large grids).
         memory: ``text`` (each entry's claim, the paper) or ``crops`` (each entry's
             id, then a picture of its cell's neighbourhood as remembered).
-        edits: ask for the corrected entry of each entry judged stale and record
-            each window's edits (``-T edits=true``; the prompt asks for them).
+        **extensions: the detection extensions' axes by name (``spatialstale.protocol``'s
+            ``EXTENSIONS``); a bad name or value is a ValueError. Each one on adds its
+            verdict field to every audit (the prompt asks for it) and records it per window.
     """
 
     sight = Sight(modality, observation)
+    fields = verdict_fields("detection", extension_values("detection", extensions))
 
     async def audit(auditor: Model, instance: Instance, grid: Grid, tally: AuditTally) -> None:
         await batched_audit(
@@ -79,7 +98,7 @@ def detect(
             tally=tally,
             truth=Truth.of(instance, grid),
             pictures=Pictures(instance.g0) if memory == "crops" else None,
-            edits=edits,
+            fields=fields,
         )
 
     return window_solve(
@@ -87,7 +106,7 @@ def detect(
         title="detection window",
         start=lambda instance, step, grid: AuditTally(step, instance.memory),
         read=audit,
-        record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, edits),
+        record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, fields),
         keep=_keep,
         summary=_flagged,
     )

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
@@ -49,10 +50,9 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
+from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Grid, Instance, MemoryEntry, Pos
 from spatialstale.protocol import (
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     NAVIGATE_TOOLS,
     PROMPT_SETS,
     WHOLE_GRID,
@@ -61,15 +61,18 @@ from spatialstale.protocol import (
     Pictures,
     PromptSet,
     Sight,
+    VerdictField,
     View,
     audit_messages,
     crops_prompt,
+    extension_prompt,
     extension_view,
     navigate_messages,
     position_line,
     selfverify_messages,
     system_message,
     user_message,
+    verdict_fields,
 )
 from spatialstale.solvers import batches_of, detection_windows, move_tool, recall_tool
 
@@ -298,9 +301,10 @@ def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
     )
 
 
-def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: bool = False) -> str:
+def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], fields: Sequence[VerdictField] = ()) -> str:
     """A correct audit answer in the requested format, reasons like the prompt's example;
-    with ``edits``, each stale verdict also holds the corrected entry."""
+    each stale verdict also holds each of ``fields`` (the extensions' verdict fields the
+    task asks for), as an auditor that knows the cell's current type writes it."""
     return json.dumps(
         [
             {
@@ -309,8 +313,8 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: boo
                 "reason": f"({e.row},{e.col}) is {'H' if (e.claim == 'SAFE') == (e.id in stale) else 'F'} "
                 f"in the current grid; the claim {'fails' if e.id in stale else 'holds'}",
                 **(
-                    {"edit": entry_text(e.pos, Cell.HOLE if e.claim == "SAFE" else Cell.FROZEN)}
-                    if edits and e.id in stale
+                    {f.name: f.believed(e.pos, "H" if e.claim == "SAFE" else "F") for f in fields}
+                    if e.id in stale
                     else {}
                 ),
             }
@@ -335,7 +339,10 @@ class Asked:
     meter: Meter
     batch_size: int
     memory: str = "text"
-    edits: bool = False
+    kind: str = ""
+    """The task kind, whose extensions' hooks apply."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """The values of the task's extension axes, by name."""
 
     @classmethod
     def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
@@ -346,7 +353,8 @@ class Asked:
             meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
             batch_size=getattr(settings, "batch_size"),  # noqa: B009
             memory=getattr(settings, "memory", "text"),
-            edits=getattr(settings, "edits", False),
+            kind=getattr(settings, "kind", ""),
+            extras=settings.extension_args() if isinstance(settings, GridSettings) else {},
         )
 
     def seen(self, instance: Instance, grid: Grid) -> Grid:
@@ -362,13 +370,14 @@ class Asked:
 
         crops = self.memory == "crops"
         pictures = Pictures(instance.g0, image=crop_named) if crops else None
-        prompt = (crops_prompt(self.prompts.audit) if crops else self.prompts.audit) + (
-            EDITS_REQUEST if self.edits else ""
+        prompt = extension_prompt(
+            self.kind, "audit", self.extras, crops_prompt(self.prompts.audit) if crops else self.prompts.audit
         )
+        fields = verdict_fields(self.kind, self.extras)
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
             messages = audit_messages(batches[i], seen, instance.start, sight, prompt, pictures)
-            return messages, audit_answer(batches[i], stale, self.edits)
+            return messages, audit_answer(batches[i], stale, fields)
 
         return chain(call_at, len(batches), self.meter).concurrent()
 

@@ -11,12 +11,12 @@ from spatialstale.protocol import (
     CALL_KINDS,
     DEFAULT_PROMPTS,
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     PROMPT_SETS,
     Sight,
     audit_messages,
     fill_prompt,
 )
+from spatialstale.protocol._edits import EDITS_REQUEST
 from spatialstale.protocol._prompts import CROPS_NOTE
 from spatialstale.solvers import batches_of
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from spatialstale.protocol import EXTENSIONS, Extension, axes_of
-from spatialstale.solvers import navigate
+from spatialstale.solvers import detect, navigate
 
 from .test_layers import LAYERS, ROOT
 
@@ -26,6 +26,12 @@ NAMED_BY = {
         "evals/navigation.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
         "report/_navigation_stats.py": "the report's columns (the report section is not behind a seam yet)",
         "report/_sections_beyond.py": "the report's fog section (likewise)",
+    },
+    "edits": {
+        "protocol/_edits.py": "the extension itself",
+        "protocol/_extensions.py": "the registry imports the extension's module, which its name names",
+        "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
+        "report/_sections_k.py": "the report's App. K edits part (the report section is not behind a seam yet)",
     },
 }
 """Where each extension's axes may be named, and why."""
@@ -51,3 +57,11 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="unknown argument radius; the extensions take view_radius"):
         navigate(radius=1)
     navigate(view_radius="2")  # read as the task reads it
+
+
+def test_the_detection_solver_reads_the_extensions_axes_by_name() -> None:
+    with pytest.raises(ValueError, match="edits must be one of true, false"):
+        detect(edits="maybe")
+    with pytest.raises(ValueError, match="unknown argument edit; the extensions take edits"):
+        detect(edit=True)
+    detect(edits="true")  # read as the task reads it
