@@ -86,7 +86,9 @@ def stale_f1() -> Scorer:
     ``distractors_flagged`` / ``distractor_judgments`` count the distractors flagged
     (the task then adds the metric ``distractor_flag_rate``, :data:`DISTRACTOR_METRICS`),
     and ``unanswered`` / ``conflicting`` / ``judgments`` count every entry, distractors
-    included.
+    included. Each extension on for the sample (by its metadata) adds its part last
+    (``Extension.score``): its counts (their rates follow from the declarations), a
+    clause of the explanation and its score metadata.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
