@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.protocol import EXTENSIONS, Extension, axes_of
+from spatialstale.protocol import EXTENSIONS, AuditResult, Extension, axes_of, every_verdict_field
 from spatialstale.solvers import detect, navigate
 
 from .test_layers import LAYERS, ROOT
@@ -65,3 +65,22 @@ def test_the_detection_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="unknown argument edit; the extensions take edits"):
         detect(edit=True)
     detect(edits="true")  # read as the task reads it
+
+
+def test_an_extension_changes_nothing_at_the_stages_it_does_not_plug_into() -> None:
+    fog = next(e for e in EXTENSIONS if e.name == "fog")
+    values = {"view_radius": 1}
+    assert not fog.active(values)
+    assert fog.prompt("audit", values, "the prompt") == "the prompt"
+    assert fog.verdict_field() is None and fog.scores("navigation") is None
+    assert fog.score("navigation", values, []) is None
+
+
+def test_each_verdict_field_is_a_key_of_its_own() -> None:
+    names = [f.name for f in every_verdict_field()]
+    assert len(set(names)) == len(names)
+    assert not set(names) & {"memory_id", "is_stale", "reason"}, "a verdict's own keys"
+    records = [f.record for f in every_verdict_field()]
+    assert len(set(records)) == len(records)
+    window_keys = set(AuditResult.__dataclass_fields__) | {"grid", "truth"}  # DetectionWindow.to_dict's own
+    assert not set(records) & window_keys
