@@ -46,7 +46,7 @@ from spatialstale.env import (
     Pos,
     probe_pixel,
 )
-from spatialstale.protocol import PROMPT_KINDS, PROMPT_SETS, SIZE_PLACEHOLDER, read_memory_picture
+from spatialstale.protocol import PROMPT_KINDS, PROMPT_SETS, SIZE_PLACEHOLDER, every_verdict_field, read_memory_picture
 from spatialstale.protocol import call_kind as tagged_kind
 
 MAX_SIZE = 256
@@ -81,8 +81,6 @@ _POSITION = re.compile(r"\bPosition:\s*\((\d+)\s*,\s*(\d+)\)")
 _AGENT_AT = re.compile(r"\bAgent at\s*\((\d+)\s*,\s*(\d+)\)")
 _GOAL = re.compile(r"\bGoal(?: at|:)\s*\((\d+)\s*,\s*(\d+)\)")
 _SIZE = re.compile(r"\bgrid of (\d+)\s*x\s*(\d+) cells")
-_EDITS_ASKED = re.compile(r"[\"']edit[\"']\s*:")
-"""An audit prompt that asks for an ``edit`` of each stale entry (``-T edits=true``)."""
 _ASKED_CELL = re.compile(r"^\s*\((\d+)\s*,\s*(\d+)\)\s*$", re.MULTILINE)
 """A perception prompt's question: a line holding only ``(r,c)``."""
 
@@ -140,9 +138,9 @@ class Perception:
     notes: tuple[str, ...] = ()
     """The ids of memory entries about no cell (rules, past episodes, the agent
     itself: ``-T distractors``), in order; nothing in the grid can contradict them."""
-    edits: bool = False
-    """Whether the prompt asks for the corrected entry of each stale one (an ``"edit":``
-    key in its example: ``-T edits=true``)."""
+    asked: tuple[str, ...] = ()
+    """The extensions' verdict fields the prompt asks for, by name
+    (``VerdictField.asked``; none in the paper's protocol)."""
     broken: tuple[Pos, ...] = ()
     """Regime MA: the cells the prompt says another agent broke (every cell of its
     told route but the last, with its habit stated); ``grid`` holds them as holes."""
@@ -463,6 +461,6 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
         cells=cells,
         unknown=read_unknown(text),
         notes=tuple(mid for mid in read_notes(text) if mid not in dict(pictures)),
-        edits=_EDITS_ASKED.search(text) is not None,
+        asked=tuple(f.name for f in every_verdict_field() if f.asked(text)),
         broken=broken,
     )

@@ -34,7 +34,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from spatialstale.env import Action, Cell, Grid, Pos, entry_text, greedy_action, move, shortest_path
+from spatialstale.env import Action, Grid, Pos, greedy_action, move, shortest_path
+from spatialstale.protocol import VerdictField, every_verdict_field
 
 from ._perception import UNKNOWN_CELL, CallKind, MemoryClaim, Perception, with_holes
 
@@ -105,32 +106,27 @@ def seen_cell(grid: Grid, pos: Pos) -> str:
     return grid[r][c] if 0 <= r < len(grid) and 0 <= c < len(grid) else UNKNOWN_CELL
 
 
-def random_edit(entry: MemoryClaim, rng: random.Random) -> str:
-    """A coin-flip edit: either claim about the entry's cell, or about a neighbour's."""
-    r, c = entry.pos
-    if rng.random() < 0.2:
-        return f"DANGER at ({r + 1},{c}): Hole - dangerous, do not step"
-    return corrected(entry, rng.choice("HF"))
-
-
-def corrected(entry: MemoryClaim, cell: str) -> str:
-    """The entry about ``entry``'s cell as memory would word it were the cell ``cell``."""
-    return entry_text(entry.pos, Cell(cell) if cell in "SFHG" else Cell.FROZEN)
+def asked(seen: Perception) -> list[VerdictField]:
+    """The extensions' verdict fields the audit prompt asks for."""
+    return [f for f in every_verdict_field() if f.name in seen.asked]
 
 
 def audit_answer(
-    verdicts: Sequence[Verdict], notes: Sequence[tuple[str, bool, str]] = (), edits: Mapping[str, str] | None = None
+    verdicts: Sequence[Verdict],
+    notes: Sequence[tuple[str, bool, str]] = (),
+    fields: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The JSON array the audit prompt asks for: the cell entries in the order given,
-    then the entries about no cell (``notes``: id, stale, reason). With ``edits`` (the
-    prompt asks for them), each stale entry's verdict holds its ``edit``."""
+    then the entries about no cell (``notes``: id, stale, reason). Each of ``fields``
+    (the verdict fields the prompt asks for: name -> value by id) is a key of each
+    stale entry's verdict that has a value."""
     items: list[dict[str, object]] = [
         {"memory_id": e.id, "is_stale": stale, "reason": why} for e, stale, why in verdicts
     ]
-    if edits is not None:
+    for name, values in (fields or {}).items():
         for item in items:
-            if item["is_stale"] and item["memory_id"] in edits:
-                item["edit"] = edits[str(item["memory_id"])]
+            if item["is_stale"] and item["memory_id"] in values:
+                item[name] = values[str(item["memory_id"])]
     items += [{"memory_id": mid, "is_stale": stale, "reason": why} for mid, stale, why in notes]
     return json.dumps(items)
 
@@ -244,11 +240,12 @@ class BeliefAgent:
             return perception_answer(seen.cells, judged)
         if seen.kind is CallKind.AUDIT:
             verdicts = judge(seen.memory, judged)
-            # the edit states what the agent believes is at the cell now
-            edits = {e.id: corrected(e, seen_cell(judged, e.pos)) for e, stale, _ in verdicts if stale}
-            return audit_answer(
-                verdicts, [(mid, False, NOTE_REASON) for mid in seen.notes], edits if seen.edits else None
-            )
+            # each asked field states what the agent believes is at the cell now
+            fields = {
+                f.name: {e.id: f.believed(e.pos, seen_cell(judged, e.pos)) for e, stale, _ in verdicts if stale}
+                for f in asked(seen)
+            }
+            return audit_answer(verdicts, [(mid, False, NOTE_REASON) for mid in seen.notes], fields)
         if seen.kind is CallKind.SELFVERIFY:
             return selfverify_answer([entry.id for entry, stale, _ in judge(seen.memory, judged) if stale])
         if seen.agent is None or seen.goal is None:
@@ -272,8 +269,8 @@ class RandomAgent:
         flags = [(entry, rng.random() < 0.5) for entry in seen.memory]
         notes = [(mid, rng.random() < 0.5, "a coin flip") for mid in seen.notes]
         if seen.kind is CallKind.AUDIT:
-            edits = {e.id: random_edit(e, rng) for e, stale in flags if stale} if seen.edits else None
-            return audit_answer([(e, stale, "a coin flip") for e, stale in flags], notes, edits)
+            fields = {f.name: {e.id: f.guessed(e.pos, rng) for e, stale in flags if stale} for f in asked(seen)}
+            return audit_answer([(e, stale, "a coin flip") for e, stale in flags], notes, fields)
         return selfverify_answer([e.id for e, stale in flags if stale] + [mid for mid, stale, _ in notes if stale])
 
 

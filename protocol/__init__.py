@@ -4,10 +4,10 @@
   vocabulary the tasks, the study and the report derive from;
 - the prompts and response schemas of every call kind, the observation and the memory
   as shown (``_prompts``), and the named prompt sets (``_prompt_sets``);
-- the answer readers (``_answers``, ``_cells``, ``_edits`` over the grammar of
-  ``_scan``) and the edit judgments;
+- the answer readers (``_answers``, ``_cells`` over the grammar of ``_scan``);
+- the measures a task reports, as declarations (``_measures``);
 - the seams (``_seams``): the pipeline's stages an extension plugs into, and the
-  registry of the extensions (``_extensions``; fog, ``_fog``, is the first);
+  registry of the extensions (``_extensions``, each one module);
 - the records a solver hands its scorer, and the sample-store models that carry them
   (``_records``);
 - the errors a user sees as one line (``_errors``) and the strategy names a task reads,
@@ -31,18 +31,23 @@ from ._answers import (
 )
 from ._axes import Axis, axes_of
 from ._cells import PerceptionParse, read_perception
-from ._edits import EDIT_JUDGMENTS, edit_counts, judge_edit
 from ._errors import QuietExit, TaskParameterError
 from ._extensions import (
     EXTENSIONS,
+    active_extensions,
     dry_run_notes,
+    every_verdict_field,
     extension_memory_form,
     extension_prompt,
+    extension_score,
+    extension_scores,
     extension_stand_ins,
     extension_values,
     extension_view,
     read_memory_picture,
+    verdict_fields,
 )
+from ._measures import MEAN, POOLED, SAMPLES, SD, Combined, Count, Measure, Rate, TaskMetric
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -64,7 +69,6 @@ from ._prompts import (
     DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     EPISODE_OVER,
     FILTERS,
     MODALITIES,
@@ -105,7 +109,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
-from ._seams import WHOLE_GRID, Extension, MemoryForm, StandIn, View
+from ._seams import WHOLE_GRID, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View
 from ._settings import (
     DETECTION,
     GRID,
@@ -131,12 +135,11 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "DEFAULT_TOOLS_PROMPT",
     "DETECTION",
-    "EDITS_REQUEST",
-    "EDIT_JUDGMENTS",
     "EPISODE_OVER",
     "EXTENSIONS",
     "FILTERS",
     "GRID",
+    "MEAN",
     "MODALITIES",
     "MOVE_NAME",
     "NAVIGATE_SCHEMA",
@@ -146,9 +149,12 @@ __all__ = [
     "NO_MEMORY_ANSWER",
     "OUTCOMES",
     "PERCEPTION",
+    "POOLED",
     "PROMPT_KINDS",
     "PROMPT_SETS",
     "RECALL_NAME",
+    "SAMPLES",
+    "SD",
     "SETTINGS",
     "SIZE_PLACEHOLDER",
     "WHOLE_GRID",
@@ -157,12 +163,15 @@ __all__ = [
     "AuditResult",
     "Axis",
     "CallCost",
+    "Combined",
+    "Count",
     "DetectionRecord",
     "DetectionSettings",
     "DetectionWindow",
     "Episode",
     "Extension",
     "GridSettings",
+    "Measure",
     "MemoryForm",
     "NavigationRecord",
     "NavigationSettings",
@@ -172,12 +181,18 @@ __all__ = [
     "PerceptionWindow",
     "PromptSet",
     "QuietExit",
+    "Rate",
+    "ScorePart",
+    "Scores",
     "SelfVerifyParse",
     "Sight",
     "StandIn",
     "StepRecord",
+    "TaskMetric",
     "TaskParameterError",
+    "VerdictField",
     "View",
+    "active_extensions",
     "all_cells",
     "answer_config",
     "audit_messages",
@@ -187,13 +202,15 @@ __all__ = [
     "cell_label",
     "dry_run_notes",
     "edit_counts",
+    "every_verdict_field",
     "extension_memory_form",
     "extension_prompt",
+    "extension_score",
+    "extension_scores",
     "extension_stand_ins",
     "extension_values",
     "extension_view",
     "fill_prompt",
-    "judge_edit",
     "navigate_messages",
     "no_entry_answer",
     "parse_action",
@@ -213,4 +230,5 @@ __all__ = [
     "selfverify_schema",
     "system_message",
     "user_message",
+    "verdict_fields",
 ]

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Literal
 
 from spatialstale.env import Action
 
-from ._edits import edit_value, text_edits
 from ._scan import MEMORY_ID, REASON_CHARS, IdBook, Scan, clip, lowered, scan, scan_notes, stale_value, strip_reasoning
+from ._seams import VerdictField
 
 ACTION_WORDS = {"UP": Action.UP, "DOWN": Action.DOWN, "LEFT": Action.LEFT, "RIGHT": Action.RIGHT}
 
@@ -61,10 +61,15 @@ class _Record:
     stale: bool | None
     reason: str = ""
     conflicting: bool = False
-    edit: str | None = None
+    fields: tuple[tuple[str, str], ...] = ()
+    """The extensions' verdict fields the object holds: (name, value)."""
 
 
-def _records(found: Scan, book: IdBook) -> list[_Record]:
+def _fields(low: Mapping[str, Any], fields: Sequence[VerdictField]) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, value) for f in fields if (value := f.read(low)) is not None)
+
+
+def _records(found: Scan, book: IdBook, fields: Sequence[VerdictField] = ()) -> list[_Record]:
     """Verdict records from scanned objects: ``{"memory_id": …, "is_stale": …}`` objects,
     and objects keyed by memory id (``{"mem_001": true}``, ``{"mem_001": {"is_stale": …}}``)."""
     records: list[_Record] = []
@@ -76,7 +81,7 @@ def _records(found: Scan, book: IdBook) -> list[_Record]:
         if raw_id is not None:
             stale, conflicting = _object_verdict(low)
             if stale is not None or conflicting or MEMORY_ID.match(str(raw_id)):
-                records.append(_Record(clip(raw_id), stale, _reason(low), conflicting, edit_value(low)))
+                records.append(_Record(clip(raw_id), stale, _reason(low), conflicting, _fields(low, fields)))
                 continue
         for key, value in obj.items():
             if MEMORY_ID.match(str(key)) is None:
@@ -84,7 +89,7 @@ def _records(found: Scan, book: IdBook) -> list[_Record]:
             if isinstance(value, dict):
                 inner = lowered(value)
                 stale, conflicting = _object_verdict(inner)
-                records.append(_Record(clip(key), stale, _reason(inner), conflicting, edit_value(inner)))
+                records.append(_Record(clip(key), stale, _reason(inner), conflicting, _fields(inner, fields)))
             elif not isinstance(value, list):
                 records.append(_Record(clip(key), stale_value(value)))
     return records
@@ -112,8 +117,8 @@ class AuditParse:
     counted apart from unanswered); ``unknown_ids`` are ids the answer names that
     are not in the batch (ignored). ``error`` is set when not one verdict for the
     batch could be read; ``notes`` say what else was off (truncated, reasoning only).
-    ``edits`` maps each id judged stale to the corrected entry the answer proposes
-    for it, when it proposes one (``-T edits=true``; see ``_edits``).
+    ``fields`` holds, by verdict field (an extension's, ``_seams.VerdictField``), its
+    value for each id judged stale, when the answer gives one.
     """
 
     verdicts: dict[str, tuple[bool, str]] = field(default_factory=dict)
@@ -122,14 +127,19 @@ class AuditParse:
     unknown_ids: list[str] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
-    edits: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def flagged(self) -> set[str]:
         return {mid for mid, (stale, _) in self.verdicts.items() if stale}
 
 
-def read_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[int, int]] | None = None) -> AuditParse:
+def read_audit(
+    text: str,
+    batch_ids: Iterable[str],
+    cells: Mapping[str, tuple[int, int]] | None = None,
+    fields: Sequence[VerdictField] = (),
+) -> AuditParse:
     """Read an audit answer for a batch of memory ids.
 
     A verdict is an object naming a memory id (``memory_id``, ``id``, ``entry`` …)
@@ -141,10 +151,9 @@ def read_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[in
     none, ``mem_001: stale`` lines are read. An id given the same verdict twice
     counts once; an id given contradicting verdicts is ``conflicting``.
 
-    The edit proposed for an entry judged stale is read from its object's edit key
-    (``edit``, ``correction``, ``replacement`` …), else, given the batch's ``cells``
-    (id -> (row, col)), from a line of prose (``mem_012: stale -> DANGER at (3,4)``,
-    ``replace 'SAFE at (3,4)' with 'DANGER at (3,4)'``, a table row).
+    Each of ``fields`` (the extensions' verdict fields) is read for an entry judged
+    stale from its object (:meth:`VerdictField.read`), else, given the batch's ``cells``
+    (id -> (row, col)), from the answer's prose (:meth:`VerdictField.read_prose`).
     """
     book = IdBook(batch_ids)
     result = AuditParse()
@@ -152,10 +161,10 @@ def read_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[in
     limit = 4 * len(book.ids) + 64
     found = scan(answer, limit)
     result.notes = scan_notes(found, answer, text)
-    records = _records(found, book) or _line_records(answer, limit)
+    records = _records(found, book, fields) or _line_records(answer, limit)
     readings: dict[str, set[bool]] = {}
     reasons: dict[str, str] = {}
-    edits: dict[str, str] = {}
+    given: dict[str, dict[str, str]] = {f.name: {} for f in fields}
     conflicted: set[str] = set()
     for record in records:
         mid = book.lookup(record.raw_id)
@@ -168,8 +177,9 @@ def read_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[in
         elif record.stale is not None:
             readings.setdefault(mid, set()).add(record.stale)
             reasons.setdefault(mid, record.reason)
-            if record.stale and record.edit is not None:
-                edits.setdefault(mid, record.edit)
+            if record.stale:
+                for name, value in record.fields:
+                    given[name].setdefault(mid, value)
     for mid in book.ids:
         seen = readings.get(mid, set())
         if mid in conflicted or len(seen) > 1:
@@ -178,10 +188,10 @@ def read_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[in
             result.verdicts[mid] = (next(iter(seen)), reasons[mid])
         else:
             result.unanswered.append(mid)
-    if cells is not None:
-        edits = {**text_edits(answer, cells), **edits}
     flagged = result.flagged
-    result.edits = {mid: edit for mid, edit in edits.items() if mid in flagged}
+    for f in fields:
+        found_in_prose = f.read_prose(answer, cells) if cells is not None else {}
+        result.fields[f.name] = {mid: v for mid, v in {**found_in_prose, **given[f.name]}.items() if mid in flagged}
     if book.ids and not result.verdicts:
         if result.conflicting:
             result.error = "only conflicting verdicts for the batch"
@@ -510,9 +520,14 @@ def _decide(moves: list[str], notes: tuple[str, ...]) -> ActionParse:
     return ActionParse(None, "ambiguous", tuple(moves), notes)
 
 
-def parse_audit(text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[int, int]] | None = None) -> AuditParse:
+def parse_audit(
+    text: str,
+    batch_ids: Iterable[str],
+    cells: Mapping[str, tuple[int, int]] | None = None,
+    fields: Sequence[VerdictField] = (),
+) -> AuditParse:
     """Alias of ``read_audit``."""
-    return read_audit(text, batch_ids, cells)
+    return read_audit(text, batch_ids, cells, fields)
 
 
 def parse_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:

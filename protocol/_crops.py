@@ -128,7 +128,7 @@ class CropsExtension(Extension):
                 f"use distractors=0 with memory=crops; got distractors={k}"
             )
 
-    def prompt(self, call: str, prompt: str, values: Mapping[str, Any]) -> str:
+    def prompt(self, call: str, values: Mapping[str, Any], prompt: str) -> str:
         # the set's audit prompt says what the pictures show; the set's own texts are unchanged
         return crops_prompt(prompt) if call == "audit" and values.get(NAME) == VALUE else prompt
 

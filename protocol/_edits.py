@@ -1,5 +1,13 @@
-"""Reading proposed memory edits (``-T edits=true``): the corrected entry an auditor
-proposes for each entry it calls stale, e.g. ``"edit": "DANGER at (3,4): Hole - dangerous"``.
+"""Memory edits, an answer extension at the seams (``-T edits=true``, the paper's App. K):
+for each entry an auditor calls stale it also proposes the corrected entry, e.g.
+``"edit": "DANGER at (3,4): Hole - dangerous"``, judged against the cell's current type.
+
+It plugs into the settings (its axis, inherited by the detection settings), the prompt
+(:data:`EDITS_REQUEST` after the audit prompt), the answer (:class:`EditField`: the
+schema's nullable ``edit``, how an edit is read, recorded per window and judged, and what
+the reference agents and the dry run write) and the scores (``edits_correct`` ...
+``edits_stale`` and the metric ``edit_accuracy``, :class:`EditsExtension`); the
+report's App. K section reads the counts from the logs.
 
 An edit is read from an object's edit key (:data:`EDIT_KEYS`) or from the text forms
 real models write on a line (``mem_012: stale -> DANGER at (3,4): hole``,
@@ -11,11 +19,28 @@ a markdown table row). :func:`edit_claim` reads what an edit states about its ce
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from random import Random
 from typing import Any, Literal
 
+from spatialstale.env import Cell, Pos, entry_id, entry_text
+
+from ._answers import read_audit
+from ._axes import axis, boolean
+from ._measures import Count, Rate, TaskMetric
 from ._scan import REASON_CHARS, clip
+from ._seams import Extension, ScorePart, Scores
+
+NAME = "edits"
+"""The axis (``-T edits``), the sample metadata key and the window record's key."""
+
+EDITS_REQUEST = """
+For every entry you judge stale, also give the corrected entry under "edit", in the memory's own wording:
+{"memory_id": "mem_028", "is_stale": true, "reason": "(3,4) is H in the current grid; the SAFE claim is stale", \
+"edit": "DANGER at (3,4): Hole - dangerous, do not step"}"""
+"""What ``-T edits=true`` adds at the end of the audit prompt (of any prompt set), so the
+prompt up to it, and with it the default prompt, is unchanged."""
 
 EDIT_KEYS = (
     "edit", "proposed_edit", "corrected", "corrected_entry", "correction", "replacement", "new_entry",
@@ -188,3 +213,163 @@ def edit_counts(judgments: Iterable[EditJudgment]) -> dict[str, int]:
     """``edits_correct``, ``edits_wrong``, ``edits_missing``, ``edits_unreadable``."""
     listed = list(judgments)
     return {f"edits_{j}": sum(x == j for x in listed) for j in EDIT_JUDGMENTS}
+
+
+# --- the extension -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EditsAxes:
+    """The edits' axis, inherited by the detection settings."""
+
+    edits: bool = axis(
+        False,
+        "for each entry judged stale, also ask for the corrected entry, scored by edit_accuracy (App. K); "
+        "off in the paper",
+        read=boolean,
+        title="edits",
+        flag="--edits",
+        in_id=lambda on: "-edits",
+        show=lambda on: str(on).lower(),
+        recorded=True,
+        record_default=False,  # default logs stay as they were
+    )
+
+
+_ASKED = re.compile(r"[\"']edit[\"']\s*:")
+"""An audit prompt that asks for an ``edit`` of each stale entry (its example's key)."""
+
+
+def corrected(pos: Pos, cell: str) -> str:
+    """The entry about ``pos`` as memory would word it were the cell ``cell`` (S, F, H or
+    G; anything else, an unseen cell, as ice)."""
+    return entry_text(pos, Cell(cell) if cell in "SFHG" else Cell.FROZEN)
+
+
+@dataclass(frozen=True)
+class EditField:
+    """The ``edit`` each audit verdict gains: the corrected entry, or null."""
+
+    name: str = "edit"
+    record: str = NAME
+    judged: str = "edit judged"
+
+    def read(self, low: Mapping[str, Any]) -> str | None:
+        return edit_value(low)
+
+    def read_prose(self, answer: str, cells: Mapping[str, Pos]) -> dict[str, str]:
+        return text_edits(answer, cells)
+
+    def judge(self, value: str | None, pos: Pos, now: Cell) -> str:
+        return judge_edit(value, pos, now is Cell.HOLE)
+
+    def asked(self, prompt: str) -> bool:
+        return _ASKED.search(prompt) is not None
+
+    def believed(self, pos: Pos, cell: str) -> str:
+        # the edit states what the auditor believes is at the cell now
+        return corrected(pos, cell)
+
+    def guessed(self, pos: Pos, rng: Random) -> str:
+        """A coin's edit: one in five names the wrong cell, the others a random type."""
+        r, c = pos
+        if rng.random() < 0.2:
+            return f"DANGER at ({r + 1},{c}): Hole - dangerous, do not step"
+        return corrected(pos, rng.choice("HF"))
+
+
+EDIT = EditField()
+
+
+def read_edits(
+    text: str, batch_ids: Iterable[str], cells: Mapping[str, tuple[int, int]] | None = None
+) -> dict[str, str]:
+    """The edits an audit answer proposes for the entries it judges stale, by id (prose
+    is read only given the batch's ``cells``): ``read_audit`` with the edit field."""
+    return read_audit(text, batch_ids, cells, (EDIT,)).fields[EDIT.name]
+
+
+EDIT_COUNTS = tuple(f"edits_{judgment}" for judgment in EDIT_JUDGMENTS)
+"""Each truly stale entry is exactly one of these, as the score names them."""
+
+EDIT_ACCURACY = Rate("edit_accuracy", ("edits_correct",), ("edits_stale",), clean="fp")
+
+SCORES = Scores(
+    counts=(
+        Count(
+            "edits_correct",
+            "cell judgments",
+            "a stale cell entry flagged with an edit that states its cell's current type (`-T edits=true`)",
+        ),
+        Count("edits_stale", "cell judgments", "a stale cell entry (`-T edits=true`; equals `tp + fn`)"),
+    ),
+    rates=(EDIT_ACCURACY,),
+    metrics=(TaskMetric("edit_accuracy", EDIT_ACCURACY, only=NAME),),
+    when=" (with `-T edits=true`)",
+    columns=EDIT_COUNTS,
+)
+"""Added after the others with ``-T edits=true``: ``edit_accuracy``, the truly stale
+entries given a correct edit over the truly stale entries, pooled."""
+
+
+def cell_positions(size: int, cell_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]:
+    """Each cell entry's (row, col), by id: ``cell_ids`` are the cells' ids in row-major
+    order when distractors shuffled them (the sample metadata's ``cell_ids``); else the
+    paper's ``mem_{row*n+col}``."""
+    ids = cell_ids or [entry_id((r, c), size) for r in range(size) for c in range(size)]
+    return {ids[r * size + c]: (r, c) for r in range(size) for c in range(size)}
+
+
+def edit_judgments(
+    windows: Sequence[Mapping[str, Any]], positions: Mapping[str, tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Each truly stale entry of each window with the edit proposed for it (``None``
+    when it was not flagged, or flagged without one) and its judgment against the
+    window's grid: ``correct``, ``wrong``, ``missing`` or ``unreadable``."""
+    out: list[dict[str, Any]] = []
+    for index, window in enumerate(windows):
+        flagged = set(window["flagged"])
+        edits = window.get(NAME) or {}
+        for mid in window["truth"]:
+            if mid not in positions:
+                continue
+            r, c = positions[mid]
+            now_hole = window["grid"][r][c] == "H"
+            edit = edits.get(mid) if mid in flagged else None
+            judged = judge_edit(edit, (r, c), now_hole)
+            out.append({"window": index, "id": mid, "now": "H" if now_hole else "F", "edit": edit, "judged": judged})
+    return out
+
+
+@dataclass(frozen=True)
+class EditsExtension(Extension):
+    name: str = "edits"
+    kinds: tuple[str, ...] = ("detection",)
+    axes: type = EditsAxes
+
+    def active(self, values: Mapping[str, Any]) -> bool:
+        return bool(values.get(NAME))
+
+    def prompt(self, call: str, values: Mapping[str, Any], prompt: str) -> str:
+        # after the set's audit prompt (and what other extensions made of it): the set's texts are unchanged
+        return prompt + EDITS_REQUEST if call == "audit" and self.active(values) else prompt
+
+    def verdict_field(self) -> EditField:
+        return EDIT
+
+    def scores(self, kind: str) -> Scores:
+        return SCORES
+
+    def score(self, kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> ScorePart | None:
+        if not self.active(metadata):
+            return None
+        edits = edit_judgments(windows, cell_positions(len(metadata["g0"]), metadata.get("cell_ids")))
+        counts = {**edit_counts(e["judged"] for e in edits), "edits_stale": len(edits)}
+        clause = (
+            f"; edits of the {len(edits)} stale entries: correct {counts['edits_correct']}, wrong "
+            f"{counts['edits_wrong']}, missing {counts['edits_missing']}, unreadable {counts['edits_unreadable']}"
+        )
+        return ScorePart(counts, clause, {NAME: edits})
+
+
+EDITS = EditsExtension()

@@ -4,20 +4,21 @@ task's and of its hooks' effects."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spatialstale.env import Instance, Pos
 
 from ._axes import axes_of
 from ._crops import CROPS
+from ._edits import EDITS
 from ._fog import FOG
-from ._seams import WHOLE_GRID, Extension, MemoryForm, StandIn, View, Views
+from ._seams import WHOLE_GRID, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View, Views
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-EXTENSIONS: tuple[Extension, ...] = (FOG, CROPS)
+EXTENSIONS: tuple[Extension, ...] = (FOG, CROPS, EDITS)
 """The built-in extensions, in order."""
 
 
@@ -73,12 +74,10 @@ def check_extensions(kind: str, values: Mapping[str, Any]) -> None:
             e.check(values)
 
 
-def extension_prompt(kind: str, call: str, prompt: str, values: Mapping[str, Any]) -> str:
-    """The system prompt of a ``call`` of a ``kind`` task with these values: the prompt
-    set's ``prompt`` as each extension (in registry order) makes it."""
-    for e in EXTENSIONS:
-        if kind in e.kinds:
-            prompt = e.prompt(call, prompt, values)
+def extension_prompt(kind: str, call: str, values: Mapping[str, Any], prompt: str) -> str:
+    """The system prompt of call kind ``call`` of a ``kind`` task, each extension's hook applied in turn."""
+    for e in _of(kind):
+        prompt = e.prompt(call, values, prompt)
     return prompt
 
 
@@ -106,3 +105,33 @@ def read_memory_picture(image: Image, size: int) -> tuple[str, Pos] | None:
         if (read := e.read_picture(image, size)) is not None:
             return read
     return None
+
+
+def _of(kind: str) -> list[Extension]:
+    return [e for e in EXTENSIONS if kind in e.kinds]
+
+
+def active_extensions(kind: str, values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of the extensions of ``kind`` on for these values (settings or sample metadata)."""
+    return tuple(e.name for e in _of(kind) if e.active(values))
+
+
+def verdict_fields(kind: str, values: Mapping[str, Any]) -> tuple[VerdictField, ...]:
+    """The fields each audit verdict of a ``kind`` task with these values gains, in registry order."""
+    return tuple(f for e in _of(kind) if e.active(values) and (f := e.verdict_field()) is not None)
+
+
+def every_verdict_field() -> tuple[VerdictField, ...]:
+    """Every extension's verdict field, whichever task asks for it (the reference agents
+    read from the prompt which ones it asks for)."""
+    return tuple(f for e in EXTENSIONS if (f := e.verdict_field()) is not None)
+
+
+def extension_scores(kind: str) -> dict[str, Scores]:
+    """The score declarations of the extensions of ``kind``, by extension name."""
+    return {e.name: s for e in _of(kind) if (s := e.scores(kind)) is not None}
+
+
+def extension_score(kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> list[ScorePart]:
+    """What the extensions on for a ``kind`` sample (by its metadata) add to its score."""
+    return [p for e in _of(kind) if (p := e.score(kind, metadata, windows)) is not None]

@@ -85,11 +85,11 @@ class PromptSet:
         return self.prompt("navigate")
 
 
-def _edited(prompt: str, *edits: tuple[str, str]) -> str:
+def _edited(prompt: str, *replacements: tuple[str, str]) -> str:
     """``prompt`` with each (old, new) text replaced; an ``old`` it does not hold
     raises, so a change to the default prompts cannot leave a derived set silently
     unchanged."""
-    for old, new in edits:
+    for old, new in replacements:
         if old not in prompt:
             raise ValueError(f"the prompt no longer holds {old!r}")
         prompt = prompt.replace(old, new)

@@ -97,13 +97,6 @@ For every memory entry you are given, answer whether it is stale, with a short r
 Answer with JSON only, one object per entry, in the order given:
 [{"memory_id": "mem_000", "is_stale": false, "reason": "(0,0) is S in the current grid; the claim holds"}]"""
 
-EDITS_REQUEST = """
-For every entry you judge stale, also give the corrected entry under "edit", in the memory's own wording:
-{"memory_id": "mem_028", "is_stale": true, "reason": "(3,4) is H in the current grid; the SAFE claim is stale", \
-"edit": "DANGER at (3,4): Hole - dangerous, do not step"}"""
-"""What ``-T edits=true`` adds at the end of the audit prompt (of any prompt set), so the
-prompt up to it, and with it the default prompt, is unchanged."""
-
 DEFAULT_SELFVERIFY_PROMPT = """\
 You check an agent's memory of a FrozenLake grid of {size}x{size} cells against the current grid before it navigates.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinates are (row,col), row 0 at the top.
@@ -164,13 +157,14 @@ def _ids(ids: Sequence[str] | None) -> JSONSchema:
     return JSONSchema(type="string", enum=list(ids)) if ids is not None else _STRING
 
 
-def audit_schema(batch_ids: Sequence[str] | None = None, edits: bool = False) -> ResponseSchema:
+def audit_schema(batch_ids: Sequence[str] | None = None, extra: Sequence[str] = ()) -> ResponseSchema:
     """The audit's response schema; ``memory_id`` is limited to ``batch_ids`` when given.
-    With ``edits``, each verdict also holds ``edit``: the corrected entry, or null (a
-    strict schema requires every key, so "optional" is a nullable string)."""
+    Each verdict also holds each key of ``extra`` (the extensions' verdict fields,
+    ``_seams.VerdictField``), a string or null (a strict schema requires every key, so
+    "optional" is a nullable string)."""
     fields = {"memory_id": _ids(batch_ids), "is_stale": JSONSchema(type="boolean"), "reason": _STRING}
-    if edits:
-        fields["edit"] = JSONSchema(type=["string", "null"])
+    for name in extra:
+        fields[name] = JSONSchema(type=["string", "null"])
     verdict = _object(fields)
     return ResponseSchema(
         name="memory_audit",

@@ -79,19 +79,18 @@ class AuditResult:
 @dataclass(frozen=True)
 class DetectionWindow:
     """One detection window as audited: the audit, the window's grid and the entries
-    stale against it (``Instance.stale_ids``, sorted); with ``-T edits=true``, the edit
-    proposed for each entry flagged stale (None when edits are off)."""
+    stale against it (``Instance.stale_ids``, sorted); ``answers``, under each active
+    verdict field's record key (``_seams.VerdictField.record``), its value for each
+    entry flagged stale that was given one (None when no verdict field is asked for)."""
 
     audit: AuditResult
     grid: Grid
     truth: tuple[str, ...]
-    edits: Mapping[str, str] | None = None
+    answers: Mapping[str, Mapping[str, str]] | None = None
 
     def to_dict(self) -> dict[str, object]:
         window: dict[str, object] = {**self.audit.to_dict(), "grid": list(self.grid), "truth": list(self.truth)}
-        if self.edits is not None:
-            window["edits"] = dict(self.edits)
-        return window
+        return window | {key: dict(values) for key, values in (self.answers or {}).items()}
 
 
 @dataclass(frozen=True)

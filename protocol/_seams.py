@@ -15,27 +15,36 @@ run meets them:
    step's table) and :meth:`View.record` (what the episode's record keeps of it);
 4. **dry run**: :meth:`Extension.dry_run_note`, the estimate's method note;
 5. **settings, again**: :meth:`Extension.check` refuses a combination of values;
-6. **prompt**: :meth:`Extension.prompt`, a call's system prompt under the values;
+6. **prompt**: :meth:`Extension.prompt`, a call kind's system prompt under the values
+   (a request added to it);
 7. **memory**: :meth:`Extension.memory_form`, how an audit shows its entries
    (:class:`MemoryForm`), and :meth:`Extension.stand_ins`, its images as the dry run
    measures them (:class:`StandIn`), and :meth:`Extension.read_picture`, how the
-   reference agents read one of its pictures back.
+   reference agents read one of its pictures back;
+8. **answer**: :meth:`Extension.verdict_field`, a :class:`VerdictField` each audit verdict
+   gains when the extension is :meth:`Extension.active` (the response schema, the
+   reader, the audit's table, the window's record, the reference agents' and the dry
+   run's answers);
+9. **scores**: :meth:`Extension.scores` declares the counts, rates and metrics it adds
+   (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`).
 
 An extension subclasses :class:`Extension`, so a hook it does not define keeps the
-method's default (the paper's protocol). The stages the paper's code still calls by
-name (answer reading, scores, the report's section) get their hooks as their
-extensions move behind the seam.
+method's default (the paper's protocol). The report's sections still name the
+extensions they show (the report is a layer above).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from random import Random
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from inspect_ai.model import Content
 
-from spatialstale.env import Grid, Instance, MemoryEntry, Pos
+from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos
+
+from ._measures import Count, Measure, TaskMetric
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -119,9 +128,10 @@ class Extension(Protocol):
         reason). Default: every combination runs."""
         return None
 
-    def prompt(self, call: str, prompt: str, values: Mapping[str, Any]) -> str:
-        """The prompt stage: the system prompt of a call of kind ``call`` (``audit``, ...)
-        under these values, from the prompt set's ``prompt``. Default: ``prompt`` as it is."""
+    def prompt(self, call: str, values: Mapping[str, Any], prompt: str) -> str:
+        """The prompt stage: the system prompt of call kind ``call`` (``audit``, ...) as
+        these values make it, given the prompt set's; the default keeps it. The dry run
+        measures what it returns, so a request it adds is counted in its tokens."""
         return prompt
 
     def memory_form(self, values: Mapping[str, Any], instance: Instance, *, drawn: bool = True) -> MemoryForm | None:
@@ -142,6 +152,32 @@ class Extension(Protocol):
         part holding only the entry's id) as :meth:`memory_form` draws it, read from its
         pixels alone as a model must, for a grid of ``size``. Default (None): not one of
         this extension's pictures."""
+        return None
+
+    def active(self, values: Mapping[str, Any]) -> bool:
+        """Whether the extension is on for these axis values (a task's settings, or a
+        sample's metadata, where an axis left at its default may be absent). The answer
+        and score stages ask it; False (the default): it adds nothing there."""
+        return False
+
+    def verdict_field(self) -> VerdictField | None:
+        """The answer stage: the field this extension adds to each audit verdict when it
+        is :meth:`active` (the schema's key, how it is read, recorded and judged, and what
+        the reference agents and the dry run's answers write in it); None (the
+        default): none."""
+        return None
+
+    def scores(self, kind: str) -> Scores | None:
+        """The score stage's declarations for task kind ``kind``: the counts, per-sample
+        rates and metrics it adds when :meth:`active` (listed with the scorers' own, so
+        the docs' table of metrics names them); None (the default): none."""
+        return None
+
+    def score(self, kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> ScorePart | None:
+        """The score stage: what a ``kind`` sample's score adds (counts, a clause of the
+        explanation, score metadata), given its sample metadata and its windows' records
+        as the score metadata keeps them; None (the default, and whenever it is not
+        :meth:`active` for ``metadata``): nothing."""
         return None
 
 
@@ -183,3 +219,79 @@ class Views:
         for part in self.parts:
             out |= part.record()
         return out
+
+
+class VerdictField(Protocol):
+    """The answer stage: a field an extension adds to each audit verdict, e.g. a
+    corrected entry for each entry judged stale.
+
+    Attributes:
+        name: its key in a verdict object and in the response schema (a nullable
+            string there), and its column in the audit's transcript table.
+        record: the key of a detection window's record (and of its score metadata)
+            that holds its value for each entry flagged stale.
+        judged: the title of the audit table's column judging it against the truth.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def record(self) -> str: ...
+
+    @property
+    def judged(self) -> str: ...
+
+    def read(self, low: Mapping[str, Any]) -> str | None:
+        """Its value in a verdict object (keys normalised by ``_scan.lowered``); None: none."""
+        ...
+
+    def read_prose(self, answer: str, cells: Mapping[str, Pos]) -> dict[str, str]:
+        """Its values written as prose in an answer, by entry id (``cells``: each id's cell)."""
+        ...
+
+    def judge(self, value: str | None, pos: Pos, now: Cell) -> str:
+        """A truly stale entry's value (None: flagged without one, or not flagged)
+        judged against its cell's type ``now``."""
+        ...
+
+    def asked(self, prompt: str) -> bool:
+        """Whether an audit prompt asks for it (the reference agents read prompts)."""
+        ...
+
+    def believed(self, pos: Pos, cell: str) -> str:
+        """What an auditor that believes the cell at ``pos`` is ``cell`` (S, F, H, G) writes."""
+        ...
+
+    def guessed(self, pos: Pos, rng: Random) -> str:
+        """What an auditor that guesses writes, drawn from ``rng``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The score stage's declarations of an extension for one task kind.
+
+    Attributes:
+        counts: the score values it adds that a rate divides (the docs list them).
+        rates: the rates each sample's score holds beside the counts.
+        metrics: the task's metrics it adds, each ``only`` the extension's name.
+        when: how the docs say when they are added, e.g. `` (with `-T name=value`)``.
+        columns: the score values the report reads as columns of its runs.
+    """
+
+    counts: tuple[Count, ...] = ()
+    rates: tuple[Measure, ...] = ()
+    metrics: tuple[TaskMetric, ...] = ()
+    when: str = ""
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScorePart:
+    """What an extension adds to one sample's score: ``counts`` among its values, a
+    ``clause`` at the end of its explanation (``; ...``), and ``metadata``."""
+
+    counts: Mapping[str, int]
+    clause: str = ""
+    metadata: Mapping[str, object] = field(default_factory=dict)

@@ -59,7 +59,6 @@ from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     FILTERS,
     MODALITIES,
     NAVIGATORS,
@@ -336,8 +335,8 @@ class GridSettings:
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        """The prompt set's prompt of ``kind`` for these settings, as the extensions make it."""
-        return extension_prompt(cls.kind, kind, prompt_set.prompt(kind), values)
+        """The prompt set's prompt of ``kind`` for these settings (``_extensions``' hooks applied)."""
+        return extension_prompt(cls.kind, kind, values, prompt_set.prompt(kind))
 
     @property
     def prompt_record(self) -> dict[str, str | int]:
@@ -432,25 +431,6 @@ class DetectionSettings(*settings_bases("detection"), _DetectionHead):  # type: 
 
     kind: ClassVar[str] = "detection"
     prompt_kinds: ClassVar[tuple[str, ...]] = ("audit",)
-
-    edits: bool = axis(
-        False,
-        "for each entry judged stale, also ask for the corrected entry, scored by edit_accuracy (App. K); "
-        "off in the paper",
-        read=boolean,
-        title="edits",
-        flag="--edits",
-        in_id=lambda on: "-edits",
-        show=lambda on: str(on).lower(),
-        recorded=True,
-        record_default=False,  # default logs stay as they were
-    )
-
-    @classmethod
-    def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        # the extensions' prompt first; the edits request follows it. The set's own texts are unchanged.
-        prompt = super().set_prompt(prompt_set, kind, values)
-        return prompt + EDITS_REQUEST if kind == "audit" and values.get("edits") else prompt
 
 
 @dataclass(frozen=True)

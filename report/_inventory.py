@@ -20,6 +20,7 @@ from spatialstale.protocol import SETTINGS, Axis, axes_of
 
 from ._document import Links, Table, as_int, esc, link
 from ._navigation_stats import POOLED_REGIMES
+from ._sections_k import DETECTION_AXES
 
 ALIASES = {"regime": "regimes"}
 """Where the task metadata names an axis differently from its ``-T`` parameter."""
@@ -158,7 +159,7 @@ def _figure(kind: str, rows: pd.DataFrame) -> str:
     return f"accuracy {rows.accuracy.mean():.3f}" if "accuracy" in rows.columns else ""
 
 
-APP_K = ("distractors", "edits", "memory", "regime")
+APP_K = (*DETECTION_AXES, "regime")
 """The settings App. K's tables vary, each against the paper's value with the others at theirs."""
 
 

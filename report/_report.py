@@ -112,8 +112,8 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     # navigation at n = 8 (a study at several sides, --sizes, is otherwise pooled); detection
     # keeps every side for App. E, its other tables read n = 8 (main_detection)
     every_nav = main_grid(every_nav)
-    # App. K's runs (distractors, edits, the memory's other forms, another agent's world) have their
-    # own section; every other section reads the paper's memory, every regime in the logs
+    # App. K's runs (k_sections.DETECTION_AXES away from the paper's value, another agent's
+    # world) have their own section; every other section reads the paper's memory, every regime in the logs
     # (the paper's first; a table of regimes gives any other its row or column), and the
     # pooled numbers (the headline, the vision-text test, Fig. 6) the paper's regimes alone
     planned_nav = matching(with_axes(every_nav), {k: v for k, v in PAPER.items() if k != "distractors"})

@@ -13,13 +13,16 @@ import numpy as np
 import pandas as pd
 
 from spatialstale.env import CHANGE_REGIMES, OtherAgent
+from spatialstale.protocol import extension_scores
 
 from ._document import MISSING, Evidence, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
-from ._load import EDIT_COUNTS, paper_value
+from ._load import paper_value
 from ._navigation_stats import matching, pooled, strategies_in
 from ._stats import bootstrap_ci, paired_wilcoxon
 
+EDIT_COUNTS = extension_scores("detection")["edits"].columns
+"""Each truly stale entry of a run with edits is exactly one of these, as the scorer names them."""
 DETECTION_AXES = ("distractors", "edits", "memory")
 """The detection axes of App. K; every other part holds the others at the paper's value."""
 OTHER_AGENT = OtherAgent.name

@@ -4,17 +4,25 @@ Every rate and metric is declared once, in ``_rates`` (:data:`METRICS`,
 :data:`SCORE_RATES`, :data:`COUNTS`); the scorers and the tasks' metrics are built from it.
 """
 
+from spatialstale.protocol import SAMPLES, Combined, Count, Rate, TaskMetric
+
 from ._metrics import declared
 from ._probe import cell_class, implied_detection, perception_accuracy, perception_breakdown
 from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
-from ._rates import COUNTS, METRICS, SAMPLES, SCORE_RATES, Combined, Count, Rate, TaskMetric, metrics_markdown
-from ._scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, claims_from_g0, episode_outcome, stale_f1
+from ._rates import COUNTS, METRICS, SCORE_RATES, metrics_markdown
+from ._scorers import (
+    DETECTION_METRICS,
+    DISTRACTOR_METRICS,
+    claims_from_g0,
+    episode_outcome,
+    extension_metrics,
+    stale_f1,
+)
 
 __all__ = [
     "COUNTS",
     "DETECTION_METRICS",
     "DISTRACTOR_METRICS",
-    "EDIT_METRICS",
     "METRICS",
     "SAMPLES",
     "SCORE_RATES",
@@ -29,6 +37,7 @@ __all__ = [
     "declared",
     "detection_breakdown",
     "episode_outcome",
+    "extension_metrics",
     "implied_detection",
     "metrics_markdown",
     "perception_accuracy",

@@ -10,33 +10,44 @@ mean per-seed F1).
 
 The scorers write the per-sample rates of :data:`SCORE_RATES`, the tasks' metrics are
 built from :data:`METRICS`, and docs/tasks.md lists both as :func:`metrics_markdown`
-writes them (``tests/test_docs.py`` fails when the two differ).
+writes them (``tests/test_docs.py`` fails when the two differ). The declarations' types
+are the protocol's (``spatialstale.protocol``); an extension's counts, rates and metrics
+(``Extension.scores``) are listed after the task's own.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-SAMPLES = "samples"
-"""The count of the samples themselves (1 a sample): the denominator of a share of
-samples, such as ``limit_rate`` or navigation's ``success``."""
-
-
-@dataclass(frozen=True)
-class Count:
-    """A score value that counts: the unit it counts in, and what one of them is."""
-
-    key: str
-    unit: str
-    meaning: str
+from spatialstale.protocol import (
+    MEAN,
+    POOLED,
+    SAMPLES,
+    SD,
+    Combined,
+    Count,
+    Measure,
+    Rate,
+    TaskMetric,
+    extension_scores,
+)
 
 
 def _counts(*counts: Count) -> dict[str, Count]:
     return {c.key: c for c in counts}
+
+
+def _extension_counts(task: str) -> tuple[Count, ...]:
+    return tuple(c for scores in extension_scores(task).values() for c in scores.counts)
+
+
+def _extension_rates(task: str) -> tuple[Measure, ...]:
+    return tuple(r for scores in extension_scores(task).values() for r in scores.rates)
+
+
+def _extension_metrics(task: str) -> tuple[TaskMetric, ...]:
+    return tuple(m for scores in extension_scores(task).values() for m in scores.metrics)
 
 
 COUNTS: dict[str, dict[str, Count]] = {
@@ -48,12 +59,6 @@ COUNTS: dict[str, dict[str, Count]] = {
         Count("thaw_total", "cell judgments", "a stale SAFE entry"),
         Count("freeze_detected", "cell judgments", "a stale DANGER entry (its hole became ice) flagged"),
         Count("freeze_total", "cell judgments", "a stale DANGER entry"),
-        Count(
-            "edits_correct",
-            "cell judgments",
-            "a stale cell entry flagged with an edit that states its cell's current type (`-T edits=true`)",
-        ),
-        Count("edits_stale", "cell judgments", "a stale cell entry (`-T edits=true`; equals `tp + fn`)"),
         Count("calls", "audit calls", "an audit call (one a batch)"),
         Count("unparseable", "audit calls", "an audit call whose answer held no readable verdict"),
         Count(
@@ -76,6 +81,7 @@ COUNTS: dict[str, dict[str, Count]] = {
         Count("distractor_judgments", "distractor judgments", "a distractor judged in a window: K every window"),
         Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
         Count(SAMPLES, "samples", "a sample: one seed"),
+        *_extension_counts("detection"),
     ),
     "navigation": _counts(
         Count("success", "samples", "an episode that reached the goal"),
@@ -114,117 +120,12 @@ COUNTS: dict[str, dict[str, Count]] = {
 """The counts of each task's scores that a rate divides, by task kind and score value."""
 
 
-def _total(values: Sequence[Mapping[str, Any]], keys: tuple[str, ...]) -> float:
-    total = 0.0
-    for value in values:
-        for key in keys:
-            if key == SAMPLES:
-                total += 1
-            elif isinstance(value.get(key), int | float) and not math.isnan(value[key]):
-                total += float(value[key])
-    return total
-
-
-@dataclass(frozen=True)
-class Rate:
-    """``numerator / denominator``: each the sum of the score values it names.
-
-    A sample's rate divides its own counts; pooled over samples, the summed counts.
-    0/0 is NaN, unless ``clean`` names a count: then 1.0 when that count is 0 too
-    (nothing to get wrong at all), else 0.0 (precision and recall's empty-set rule).
-    ``bounded`` rates lie in [0, 1] (both sides count one unit, the numerator a part
-    of the denominator); the others are means, such as steps per successful episode.
-    """
-
-    name: str
-    numerator: tuple[str, ...]
-    denominator: tuple[str, ...]
-    clean: str | None = None
-    bounded: bool = True
-
-    def of(self, value: Mapping[str, Any]) -> float:
-        """The rate of one sample's score values."""
-        return self.over([value])
-
-    def over(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The rate of the samples' summed counts."""
-        den = _total(values, self.denominator)
-        if den:
-            return _total(values, self.numerator) / den
-        if self.clean is None:
-            return math.nan
-        return 1.0 if _total(values, (self.clean,)) == 0 else 0.0
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """Every count it reads."""
-        return (*self.numerator, *self.denominator, *((self.clean,) if self.clean else ()))
-
-
-@dataclass(frozen=True)
-class Combined:
-    """A value made of two rates: ``f1`` (their harmonic mean, 0.0 when both are 0) or
-    ``mean`` (the mean of those that are not NaN; NaN when neither is defined)."""
-
-    name: str
-    parts: tuple[Rate, Rate]
-    how: str
-
-    def _combine(self, a: float, b: float) -> float:
-        if self.how == "f1":
-            return 2 * a * b / (a + b) if a + b > 0 else 0.0
-        defined = [x for x in (a, b) if not math.isnan(x)]
-        return statistics.fmean(defined) if defined else math.nan
-
-    def of(self, value: Mapping[str, Any]) -> float:
-        """The value of one sample's rates."""
-        return self._combine(*(part.of(value) for part in self.parts))
-
-    def over(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The value of the rates pooled over the samples."""
-        return self._combine(*(part.over(values) for part in self.parts))
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(k for part in self.parts for k in part.keys)
-
-
-Measure = Rate | Combined
-
-POOLED, MEAN, SD = "pooled", "mean", "sd"
-
-
-@dataclass(frozen=True)
-class TaskMetric:
-    """A metric of a task: ``measure`` pooled over the samples' summed counts
-    (``pooled``), or the mean (``mean``) or sample standard deviation (``sd``, ddof=1;
-    0.0 with one sample) over the samples of each one's value (NaN left out).
-    ``only`` names the option that adds it (``distractors``, ``edits``); None: always."""
-
-    name: str
-    measure: Measure
-    over: str = POOLED
-    only: str | None = None
-
-    def value(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The metric over the score values of the samples."""
-        if self.over == POOLED:
-            return self.measure.over(values)
-        # each sample's value as its score holds it (the mean of its epochs' values)
-        each = [float(v[self.measure.name]) for v in values if isinstance(v.get(self.measure.name), int | float)]
-        each = [x for x in each if not math.isnan(x)]
-        if self.over == MEAN:
-            return statistics.fmean(each) if each else math.nan
-        return statistics.stdev(each) if len(each) > 1 else 0.0
-
-
 # detection, per sample (the cell entries alone; distractors have their own rate)
 PRECISION = Rate("precision", ("tp",), ("tp", "fp"), clean="fn")
 RECALL = Rate("recall", ("tp",), ("tp", "fn"), clean="fp")
 F1 = Combined("f1", (PRECISION, RECALL), "f1")
 THAW_RECALL = Rate("thaw_recall", ("thaw_detected",), ("thaw_total",))
 FREEZE_RECALL = Rate("freeze_recall", ("freeze_detected",), ("freeze_total",))
-EDIT_ACCURACY = Rate("edit_accuracy", ("edits_correct",), ("edits_stale",), clean="fp")
 
 # perception, per sample
 ACCURACY = Rate("accuracy", ("hole_as_hole", "ice_as_ice"), ("cells",))
@@ -234,12 +135,12 @@ BALANCED_ACCURACY = Combined("balanced_accuracy", (HOLE_RECALL, ICE_RECALL), "me
 TYPE_ACCURACY = Rate("type_accuracy", ("typed",), ("cells",))
 
 SCORE_RATES: dict[str, tuple[Measure, ...]] = {
-    "detection": (PRECISION, RECALL, F1, THAW_RECALL, FREEZE_RECALL, EDIT_ACCURACY),
+    "detection": (PRECISION, RECALL, F1, THAW_RECALL, FREEZE_RECALL, *_extension_rates("detection")),
     "navigation": (),
     "perception": (ACCURACY, BALANCED_ACCURACY, HOLE_RECALL, ICE_RECALL, TYPE_ACCURACY),
 }
-"""The rates each sample's score holds beside its counts (``edit_accuracy`` only with
-``-T edits=true``, when its counts are there)."""
+"""The rates each sample's score holds beside its counts (an extension's only when it is
+on, when its counts are there)."""
 
 
 def _pooled(name: str, numerator: str, denominator: str, *, bounded: bool = True) -> Rate:
@@ -269,7 +170,7 @@ METRICS: dict[str, tuple[TaskMetric, ...]] = {
             _pooled("distractor_flag_rate", "distractors_flagged", "distractor_judgments"),
             only="distractors",
         ),
-        TaskMetric("edit_accuracy", EDIT_ACCURACY, only="edits"),
+        *_extension_metrics("detection"),
     ),
     "navigation": (
         *(TaskMetric(outcome, _pooled(outcome, outcome, SAMPLES)) for outcome in ("success", "death", "timeout")),
@@ -331,7 +232,10 @@ def _unit(task: str, measure: Measure) -> str:
     return top if top == bottom else f"{top} per {bottom.removesuffix('s')}"
 
 
-_ONLY = {"distractors": " (with `-T distractors=K`, K > 0)", "edits": " (with `-T edits=true`)"}
+_ONLY = {
+    "distractors": " (with `-T distractors=K`, K > 0)",
+    **{name: scores.when for task in METRICS for name, scores in extension_scores(task).items()},
+}
 
 
 def _over(m: TaskMetric) -> str:

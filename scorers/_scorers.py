@@ -9,7 +9,7 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, edit_counts, judge_edit
+from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, extension_score
 
 from . import _metrics as m
 from ._pure import Confusion, detection_breakdown
@@ -47,31 +47,6 @@ def distractor_flags(windows: list[dict[str, Any]], distractor_ids: set[str]) ->
     return flagged, len(distractor_ids) * len(windows)
 
 
-def cell_positions(size: int, cell_ids: list[str] | None = None) -> dict[str, tuple[int, int]]:
-    """Each cell entry's (row, col), by id (``cell_ids`` as in :func:`claims_from_g0`)."""
-    ids = cell_ids or [entry_id((r, c), size) for r in range(size) for c in range(size)]
-    return {ids[r * size + c]: (r, c) for r in range(size) for c in range(size)}
-
-
-def edit_judgments(windows: list[dict[str, Any]], positions: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
-    """Each truly stale entry of each window with the edit proposed for it (``None``
-    when it was not flagged, or flagged without one) and its judgment against the
-    window's grid: ``correct``, ``wrong``, ``missing`` or ``unreadable``."""
-    out: list[dict[str, Any]] = []
-    for index, window in enumerate(windows):
-        flagged = set(window["flagged"])
-        edits = window.get("edits") or {}
-        for mid in window["truth"]:
-            if mid not in positions:
-                continue
-            r, c = positions[mid]
-            now_hole = window["grid"][r][c] == "H"
-            edit = edits.get(mid) if mid in flagged else None
-            judged = judge_edit(edit, (r, c), now_hole)
-            out.append({"window": index, "id": mid, "now": "H" if now_hole else "F", "edit": edit, "judged": judged})
-    return out
-
-
 def missing(what: str) -> RuntimeError:
     """The error of a sample whose store holds no record of ``what`` (``detection``):
     an infrastructure failure, not a model failure, so the sample errors."""
@@ -92,9 +67,11 @@ DISTRACTOR_METRICS = task_metrics("detection", "regime", options=("distractors",
 """The detection metrics of a run with distractors: ``distractor_flag_rate`` (the share
 of distractor judgments flagged stale) after the paper's, so a default log is unchanged."""
 
-EDIT_METRICS = [by(m.declared("detection", "edit_accuracy"), "regime", "edit_accuracy")]
-"""Added after the others with ``-T edits=true``: ``edit_accuracy``, the truly stale
-entries given a correct edit over the truly stale entries, pooled."""
+
+def extension_metrics(task: str, key: str, on: Collection[str]) -> list[Metric]:
+    """The metrics the extensions ``on`` add to ``task`` (``Extension.scores``), each
+    grouped by ``key``, after the others: a log without them keeps its metrics."""
+    return [by(m.declared(task, d.name), key, d.name) for d in METRICS[task] if d.only is not None and d.only in on]
 
 
 @scorer(metrics=DETECTION_METRICS)
@@ -109,7 +86,9 @@ def stale_f1() -> Scorer:
     ``distractors_flagged`` / ``distractor_judgments`` count the distractors flagged
     (the task then adds the metric ``distractor_flag_rate``, :data:`DISTRACTOR_METRICS`),
     and ``unanswered`` / ``conflicting`` / ``judgments`` count every entry, distractors
-    included.
+    included. Each extension on for the sample (by its metadata) adds its part last
+    (``Extension.score``): its counts (their rates follow from the declarations), a
+    clause of the explanation and its score metadata.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -141,14 +120,9 @@ def stale_f1() -> Scorer:
         if distractor_ids:
             flagged, judged = distractor_flags(windows, distractor_ids)
             value |= {"distractors_flagged": flagged, "distractor_judgments": judged}
-        edits = (
-            edit_judgments(windows, cell_positions(len(meta["g0"]), meta.get("cell_ids")))
-            if meta.get("edits")
-            else None
-        )
-        if edits is not None:
-            counts = edit_counts(e["judged"] for e in edits)
-            value |= {**counts, "edits_stale": len(edits)}
+        parts = extension_score("detection", meta, windows)
+        for part in parts:
+            value |= part.counts
         # every rate beside its counts, as declared (``_rates.SCORE_RATES``)
         value = sample_rates("detection", value) | value
         return Score(
@@ -165,12 +139,7 @@ def stale_f1() -> Scorer:
                     else ""
                 )
                 + (f"; ended early: {limit}" if limit else "")
-                + (
-                    f"; edits of the {len(edits)} stale entries: correct {value['edits_correct']}, wrong "
-                    f"{value['edits_wrong']}, missing {value['edits_missing']}, unreadable {value['edits_unreadable']}"
-                    if edits is not None
-                    else ""
-                )
+                + "".join(part.clause for part in parts)
             ),
             metadata={
                 "flags": b["flags"],
@@ -178,7 +147,7 @@ def stale_f1() -> Scorer:
                 "freeze": {"detected": freeze[0], "total": freeze[1]},
                 "windows": windows,
                 "limit": limit,
-                **({"edits": edits} if edits is not None else {}),
+                **{k: v for part in parts for k, v in part.metadata.items()},
             },
         )
 

@@ -24,10 +24,10 @@ from spatialstale.protocol import (
     AuditResult,
     MemoryForm,
     Sight,
+    VerdictField,
     answer_config,
     audit_messages,
     audit_schema,
-    judge_edit,
     parse_audit,
     parse_selfverify,
     selfverify_messages,
@@ -81,14 +81,12 @@ class Truth:
         now = cell_at(self.grid, entry.pos)
         return f"stale: was {_CELL_WORDS[entry.cell]}, now {_CELL_WORDS[now]}"
 
-    def edit(self, entry: MemoryEntry, flagged: bool, edit: str | None) -> str:
-        """A stale entry's proposed edit judged against the live cell (``correct``,
-        ``wrong``, ``missing``, ``unreadable``; see ``judge_edit``); ``-`` for a
-        valid entry, whose edit is not scored."""
+    def judged(self, verdict_field: VerdictField, entry: MemoryEntry, flagged: bool, value: str | None) -> str:
+        """A stale entry's value of an extension's verdict field judged against the live
+        cell (:meth:`VerdictField.judge`); ``-`` for a valid entry, whose value is not scored."""
         if entry.id not in self.stale:
             return "-"
-        now_hole = cell_at(self.grid, entry.pos) is Cell.HOLE
-        return judge_edit(edit if flagged else None, entry.pos, now_hole)
+        return verdict_field.judge(value if flagged else None, entry.pos, cell_at(self.grid, entry.pos))
 
     def result(self, entry: MemoryEntry, flagged: bool) -> str:
         """One of :data:`RESULTS` for a cell entry, of :data:`DISTRACTOR_RESULTS` for a distractor."""
@@ -117,7 +115,7 @@ class AuditTally:
     conflicting: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)
-    edits: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, dict[str, str]] = field(default_factory=dict)
     calls: int = 0
     unparseable: int = 0
 
@@ -129,7 +127,8 @@ class AuditTally:
         self.conflicting += parsed.conflicting
         self.unknown += parsed.unknown_ids
         self.reasons.update({mid: reason for mid, (stale, reason) in parsed.verdicts.items() if stale})
-        self.edits.update(parsed.edits)
+        for name, values in parsed.fields.items():
+            self.fields.setdefault(name, {}).update(values)
         self.unparseable += parsed.error is not None
 
     def result(self, *, complete: bool = True) -> AuditResult:
@@ -162,7 +161,7 @@ async def batched_audit(
     tally: AuditTally | None = None,
     truth: Truth | None = None,
     form: MemoryForm | None = None,
-    edits: bool = False,
+    fields: Sequence[VerdictField] = (),
 ) -> AuditResult:
     """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
 
@@ -173,11 +172,12 @@ async def batched_audit(
     false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
     then the distractors flagged and kept, and naming the entries judged wrong; it
     changes no judgment. With a memory ``form`` (an extension's) each batch is shown as
-    it says. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
-    stale verdict, the edits are read into the tally and the table shows each one
-    (judged against the truth when given).
+    it says. Each of ``fields`` (the verdict fields of the extensions on) is a key of
+    the schema's verdicts, read into the tally, and a column of the table (judged
+    against the truth when given).
     """
     tally = tally if tally is not None else AuditTally(step, entries)
+    names = [f.name for f in fields]
     results: Counter[str] = Counter()
     wrong: dict[str, list[str]] = {}
 
@@ -191,16 +191,16 @@ async def batched_audit(
                 e.text,
                 reading(e.id, parsed.unanswered, parsed.conflicting, "stale" if flagged else "valid"),
             )
-            if edits:
-                row = (*row, _cell_text(parsed.edits.get(e.id, "-")))
+            for f in fields:
+                row = (*row, _cell_text(parsed.fields.get(f.name, {}).get(e.id, "-")))
             if truth is not None:
                 result = truth.result(e, flagged)
                 results[result] += 1
                 if result in WRONG:
                     wrong.setdefault(result, []).append(e.id)
                 row = (*row, truth.says(e), marked(result))
-                if edits:
-                    row = (*row, truth.edit(e, flagged, parsed.edits.get(e.id)))
+                for f in fields:
+                    row = (*row, truth.judged(f, e, flagged, parsed.fields.get(f.name, {}).get(e.id)))
             rows.append(row)
         return rows
 
@@ -226,8 +226,10 @@ async def batched_audit(
         batches_of(entries, batch_size),
         kind="audit",
         messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt, form),
-        config=lambda batch: answer_config(audit_schema(_ids(batch), edits), structured, model),
-        read=lambda text, batch: parse_audit(text, _ids(batch), {e.id: e.pos for e in batch} if edits else None),
+        config=lambda batch: answer_config(audit_schema(_ids(batch), names), structured, model),
+        read=lambda text, batch: parse_audit(
+            text, _ids(batch), {e.id: e.pos for e in batch} if fields else None, fields
+        ),
         keep=keep,
         notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
         table=BatchTable(
@@ -235,8 +237,8 @@ async def batched_audit(
                 "entry",
                 "claim",
                 "verdict",
-                *(("edit",) if edits else ()),
-                *(("truth", "result", *(("edit judged",) if edits else ())) if truth is not None else ()),
+                *names,
+                *(("truth", "result", *(f.judged for f in fields)) if truth is not None else ()),
             ),
             summary=summary,
         ),
@@ -256,6 +258,10 @@ def _plural(result: str, count: int) -> str:
 
 def _ids(entries: Sequence[MemoryEntry]) -> list[str]:
     return [e.id for e in entries]
+
+
+def _cells(entries: Sequence[MemoryEntry]) -> dict[str, Pos]:
+    return {e.id: e.pos for e in entries}
 
 
 async def selfverify_audit(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from inspect_ai.model import Model
 from inspect_ai.solver import Solver, TaskState, solver
 
@@ -12,8 +14,10 @@ from spatialstale.protocol import (
     DetectionRecord,
     DetectionWindow,
     Sight,
+    VerdictField,
     extension_memory_form,
     extension_values,
+    verdict_fields,
 )
 
 from ._audit import AuditTally, Truth, batched_audit
@@ -21,14 +25,19 @@ from ._sample import AUDITOR_ROLE
 from ._windows import window_solve
 
 
-def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> DetectionWindow:
+def _window(
+    instance: Instance, grid: Grid, tally: AuditTally, complete: bool, fields: Sequence[VerdictField] = ()
+) -> DetectionWindow:
     result = tally.result(complete=complete)
+    given = {f.record: tally.fields.get(f.name, {}) for f in fields}
     return DetectionWindow(
         audit=result,
         grid=grid,
         truth=tuple(sorted(instance.stale_ids(grid))),
-        # the edit proposed for each entry flagged stale (none for the others): scored by stale_f1
-        edits={mid: tally.edits[mid] for mid in sorted(result.flagged) if mid in tally.edits} if edits else None,
+        # each verdict field's value for each entry flagged stale (none for the others): scored by stale_f1
+        answers={key: {mid: got[mid] for mid in sorted(result.flagged) if mid in got} for key, got in given.items()}
+        if fields
+        else None,
     )
 
 
@@ -52,7 +61,6 @@ def detect(
     audit_model_role: str = AUDITOR_ROLE,
     structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
-    edits: bool = DETECTION.edits,
     **extensions: object,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
@@ -65,15 +73,16 @@ def detect(
         structured: send a response schema with every audit call (structured output).
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
-        edits: ask for the corrected entry of each entry judged stale and record
-            each window's edits (``-T edits=true``; the prompt asks for them).
         **extensions: the detection extensions' axes by name (``spatialstale.protocol``'s
-            ``EXTENSIONS``; each its default when absent): how an audit shows its
-            entries (``extension_memory_form``; each entry's text line by default).
+            ``EXTENSIONS``; each its default when absent; a bad name or value is a
+            ValueError): how an audit shows its entries (``extension_memory_form``; each
+            entry's text line by default), and the verdict field each one on adds to every
+            audit (the prompt asks for it), recorded per window.
     """
 
     sight = Sight(modality, observation)
     values = extension_values("detection", extensions)
+    fields = verdict_fields("detection", values)
 
     async def audit(auditor: Model, instance: Instance, grid: Grid, tally: AuditTally) -> None:
         await batched_audit(
@@ -89,7 +98,7 @@ def detect(
             tally=tally,
             truth=Truth.of(instance, grid),
             form=extension_memory_form("detection", values, instance),
-            edits=edits,
+            fields=fields,
         )
 
     return window_solve(
@@ -97,7 +106,7 @@ def detect(
         title="detection window",
         start=lambda instance, step, grid: AuditTally(step, instance.memory),
         read=audit,
-        record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, edits),
+        record=lambda instance, grid, tally, complete: _window(instance, grid, tally, complete, fields),
         keep=_keep,
         summary=_flagged,
     )

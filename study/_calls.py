@@ -50,10 +50,9 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolDef
 
-from spatialstale.env import CELL_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
+from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos
 from spatialstale.protocol import (
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     NAVIGATE_TOOLS,
     PROMPT_SETS,
     WHOLE_GRID,
@@ -62,6 +61,7 @@ from spatialstale.protocol import (
     PromptSet,
     Sight,
     StandIn,
+    VerdictField,
     View,
     audit_messages,
     axes_of,
@@ -74,6 +74,7 @@ from spatialstale.protocol import (
     selfverify_messages,
     system_message,
     user_message,
+    verdict_fields,
 )
 from spatialstale.solvers import batches_of, detection_windows, move_tool, recall_tool
 
@@ -311,9 +312,10 @@ def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
     )
 
 
-def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: bool = False) -> str:
+def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], fields: Sequence[VerdictField] = ()) -> str:
     """A correct audit answer in the requested format, reasons like the prompt's example;
-    with ``edits``, each stale verdict also holds the corrected entry."""
+    each stale verdict also holds each of ``fields`` (the extensions' verdict fields the
+    task asks for), as an auditor that knows the cell's current type writes it."""
     return json.dumps(
         [
             {
@@ -322,8 +324,8 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: boo
                 "reason": f"({e.row},{e.col}) is {'H' if (e.claim == 'SAFE') == (e.id in stale) else 'F'} "
                 f"in the current grid; the claim {'fails' if e.id in stale else 'holds'}",
                 **(
-                    {"edit": entry_text(e.pos, Cell.HOLE if e.claim == "SAFE" else Cell.FROZEN)}
-                    if edits and e.id in stale
+                    {f.name: f.believed(e.pos, "H" if e.claim == "SAFE" else "F") for f in fields}
+                    if e.id in stale
                     else {}
                 ),
             }
@@ -350,7 +352,6 @@ class Asked:
     kind: str = "grid"
     values: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """Every axis's value of the task's settings, by name: what the extensions' hooks read."""
-    edits: bool = False
 
     @classmethod
     def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
@@ -364,7 +365,6 @@ class Asked:
             values={a.name: getattr(settings, a.name) for a in axes_of(settings)}
             if isinstance(settings, GridSettings)
             else {},
-            edits=getattr(settings, "edits", False),
         )
 
     def seen(self, instance: Instance, grid: Grid) -> Grid:
@@ -379,13 +379,12 @@ class Asked:
         sight = self.sight.for_instance(instance)
 
         form = extension_memory_form(self.kind, self.values, instance, drawn=False)
-        prompt = extension_prompt(self.kind, "audit", self.prompts.audit, self.values) + (
-            EDITS_REQUEST if self.edits else ""
-        )
+        prompt = extension_prompt(self.kind, "audit", self.values, self.prompts.audit)
+        fields = verdict_fields(self.kind, self.values)
 
         def call_at(i: int) -> tuple[list[ChatMessage], str]:
             messages = audit_messages(batches[i], seen, instance.start, sight, prompt, form)
-            return messages, audit_answer(batches[i], stale, self.edits)
+            return messages, audit_answer(batches[i], stale, fields)
 
         return chain(call_at, len(batches), self.meter).concurrent()
 

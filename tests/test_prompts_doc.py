@@ -11,13 +11,13 @@ from spatialstale.protocol import (
     CALL_KINDS,
     DEFAULT_PROMPTS,
     DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
     PROMPT_SETS,
     Sight,
     audit_messages,
     fill_prompt,
 )
 from spatialstale.protocol._crops import CROPS_NOTE
+from spatialstale.protocol._edits import EDITS_REQUEST
 from spatialstale.solvers import batches_of
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "prompts.md"

@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.protocol import EXTENSIONS, DetectionSettings, Extension, NavigationSettings, axes_of
+from spatialstale.protocol import (
+    EXTENSIONS,
+    AuditResult,
+    DetectionSettings,
+    Extension,
+    NavigationSettings,
+    axes_of,
+    every_verdict_field,
+)
 from spatialstale.protocol._extensions import extension_names
 from spatialstale.solvers import detect, navigate
 
@@ -37,6 +45,12 @@ NAMED_BY = {
         "protocol/_extensions.py": "the registry, the one place that names every extension",
         "evals/detection.py": "the help of the task's -T memory: Inspect reads a task's keyword arguments",
         "report/_sections_k.py": "the report's section (the report section is not behind a seam yet)",
+    },
+    "edits": {
+        "protocol/_edits.py": "the extension itself",
+        "protocol/_extensions.py": "the registry imports the extension's module, which its name names",
+        "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
+        "report/_sections_k.py": "the report's App. K edits part (the report section is not behind a seam yet)",
     },
 }
 """Where each extension's axes may be named, and why."""
@@ -72,7 +86,7 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     navigate(view_radius="2")  # read as the task reads it
     with pytest.raises(ValueError, match="memory must be one of text, crops; got 'pictures'"):
         detect(memory="pictures")
-    with pytest.raises(ValueError, match="unknown argument memories; the extensions take memory"):
+    with pytest.raises(ValueError, match="unknown argument memories; the extensions take memory, edits"):
         detect(memories="crops")
     detect(memory="CROPS")  # read as the task reads it
 
@@ -82,3 +96,30 @@ def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
     ours = list(extension_names(settings.kind))
     assert ours, "each task kind with settings has an extension"
     assert [f.name for f in fields(settings) if f.name in ours] == ours
+
+
+def test_the_detection_solver_reads_the_extensions_axes_by_name() -> None:
+    with pytest.raises(ValueError, match="edits must be one of true, false"):
+        detect(edits="maybe")
+    with pytest.raises(ValueError, match="unknown argument edit; the extensions take memory, edits"):
+        detect(edit=True)
+    detect(edits="true")  # read as the task reads it
+
+
+def test_an_extension_changes_nothing_at_the_stages_it_does_not_plug_into() -> None:
+    fog = next(e for e in EXTENSIONS if e.name == "fog")
+    values = {"view_radius": 1}
+    assert not fog.active(values)
+    assert fog.prompt("audit", values, "the prompt") == "the prompt"
+    assert fog.verdict_field() is None and fog.scores("navigation") is None
+    assert fog.score("navigation", values, []) is None
+
+
+def test_each_verdict_field_is_a_key_of_its_own() -> None:
+    names = [f.name for f in every_verdict_field()]
+    assert len(set(names)) == len(names)
+    assert not set(names) & {"memory_id", "is_stale", "reason"}, "a verdict's own keys"
+    records = [f.record for f in every_verdict_field()]
+    assert len(set(records)) == len(records)
+    window_keys = set(AuditResult.__dataclass_fields__) | {"grid", "truth"}  # DetectionWindow.to_dict's own
+    assert not set(records) & window_keys

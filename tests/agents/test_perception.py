@@ -18,7 +18,6 @@ from spatialstale.agents._perception import (
 from spatialstale.env import default_seeds, make_instance, render_image, text_observation
 from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
-    EDITS_REQUEST,
     PROMPT_KINDS,
     PROMPT_SETS,
     Sight,
@@ -28,6 +27,7 @@ from spatialstale.protocol import (
     selfverify_messages,
     system_message,
 )
+from spatialstale.protocol._edits import EDITS_REQUEST
 from spatialstale.protocol._prompts import memory_block, png_data_uri
 
 TEXT = Sight("text", "full")

@@ -18,7 +18,8 @@ from inspect_ai.log import EvalSample, resolve_sample_attachments
 
 from spatialstale.env import default_seeds
 from spatialstale.evals.detection import detection
-from spatialstale.protocol import EDITS_REQUEST, TaskParameterError
+from spatialstale.protocol import TaskParameterError
+from spatialstale.protocol._edits import EDITS_REQUEST
 from spatialstale.study import Study, study_tasks
 from spatialstale.study._cli import main
 from spatialstale.study._estimate import plan

@@ -15,6 +15,7 @@ from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.protocol import call_kind, read_action, read_audit, read_selfverify
+from spatialstale.protocol._edits import read_edits
 from tests import fuzz  # noqa: F401  (registers the fuzz/ model provider)
 
 _ID = re.compile(r"\[(mem_\d+)\]")
@@ -45,7 +46,7 @@ def _edits_of(sample: EvalSample) -> list[tuple[str, str]]:
         if event.event == "model" and call_kind(event.input) == "audit":
             text = event.input[-1].text
             cells = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _CELL.finditer(text)}
-            out += read_audit(event.output.completion, _ID.findall(text), cells).edits.items()
+            out += read_edits(event.output.completion, _ID.findall(text), cells).items()
     return sorted(out)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.protocol import read_audit
+from spatialstale.protocol._edits import read_edits
 from spatialstale.protocol._prompts import AUDIT
 
 from .test_local_llm import batch_ids, model_events, run, score_value
@@ -40,7 +40,7 @@ def test_smollm2_edits_are_scored_and_counted(server: str, structured: bool, tmp
         for event in model_events(sample, AUDIT):
             text = event.input[-1].text
             cells = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _CELL.finditer(text)}
-            reread += read_audit(event.output.completion, batch_ids(event), cells).edits.items()
+            reread += read_edits(event.output.completion, batch_ids(event), cells).items()
         assert sample.scores is not None
         windows = sample.scores["stale_f1"].metadata["windows"]  # type: ignore[index]
         assert sorted((mid, edit) for w in windows for mid, edit in w["edits"].items()) == sorted(reread)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialstale.protocol import audit_schema, judge_edit, read_audit
-from spatialstale.protocol._edits import edit_claim
+from spatialstale.protocol import audit_schema, read_audit
+from spatialstale.protocol._edits import EDIT, edit_claim, judge_edit, read_edits
 
 CELLS = {"mem_028": (3, 4), "mem_029": (3, 5), "mem_030": (3, 6)}
 IDS = list(CELLS)
@@ -18,7 +18,7 @@ HOLE = "DANGER at (3,4): Hole - dangerous, do not step"
 
 
 def edits(text: str) -> dict[str, str]:
-    return read_audit(text, IDS, CELLS).edits
+    return read_edits(text, IDS, CELLS)
 
 
 @pytest.mark.parametrize(
@@ -67,10 +67,10 @@ def test_an_edit_given_as_an_object_is_read_as_its_text() -> None:
     ],
 )
 def test_an_edit_is_read_from_the_prose_forms_models_write(answer: str, edit: str) -> None:
-    parsed = read_audit(answer, IDS, CELLS)
+    parsed = read_audit(answer, IDS, CELLS, (EDIT,))
     assert parsed.flagged == {"mem_028"}
-    assert parsed.edits == {"mem_028": edit}
-    assert judge_edit(parsed.edits["mem_028"], (3, 4), True) == "correct"
+    assert parsed.fields["edit"] == {"mem_028": edit}
+    assert judge_edit(parsed.fields["edit"]["mem_028"], (3, 4), True) == "correct"
 
 
 def test_a_prose_edit_beside_json_verdicts_is_read_and_the_key_wins() -> None:
@@ -90,7 +90,7 @@ def test_only_entries_judged_stale_keep_an_edit_and_none_without_cells() -> None
         ]
     )
     assert edits(answer) == {}
-    assert read_audit("mem_028: stale → DANGER at (3,4)", IDS).edits == {}  # prose needs the batch's cells
+    assert read_edits("mem_028: stale → DANGER at (3,4)", IDS) == {}  # prose needs the batch's cells
     assert read_audit("mem_028: stale → DANGER at (3,4)", IDS).flagged == {"mem_028"}
 
 
@@ -146,7 +146,7 @@ def test_an_edit_is_judged_against_the_cells_current_type(edit: str | None, now_
 def test_the_schema_asks_for_a_nullable_edit_only_with_edits() -> None:
     plain = audit_schema(IDS).json_schema.properties["verdicts"].items  # type: ignore[index,union-attr]
     assert plain is not None and plain.properties is not None and "edit" not in plain.properties
-    asked = audit_schema(IDS, edits=True).json_schema.properties["verdicts"].items  # type: ignore[index,union-attr]
+    asked = audit_schema(IDS, (EDIT.name,)).json_schema.properties["verdicts"].items  # type: ignore[index,union-attr]
     assert asked is not None and asked.properties is not None and asked.required is not None
     assert asked.properties["edit"].type == ["string", "null"] and "edit" in asked.required
 
@@ -155,7 +155,7 @@ def test_the_schema_asks_for_a_nullable_edit_only_with_edits() -> None:
 @given(st.text(max_size=400), st.text(max_size=80))
 def test_hostile_edits_never_raise_and_are_judged(text: str, edit: str) -> None:
     answer = json.dumps([{"memory_id": "mem_028", "is_stale": True, "edit": edit}]) + "\n" + text
-    parsed = read_audit(answer, IDS, CELLS)
-    for mid, found in parsed.edits.items():
+    parsed = read_audit(answer, IDS, CELLS, (EDIT,))
+    for mid, found in parsed.fields["edit"].items():
         assert judge_edit(found, CELLS[mid], True) in ("correct", "wrong", "missing", "unreadable")
     read_audit(text, IDS, CELLS)

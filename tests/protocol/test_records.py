@@ -113,7 +113,7 @@ def test_a_navigation_record_reads_back_from_the_logged_store() -> None:
 def test_window_records_read_back_from_the_logged_store() -> None:
     detection = [
         DetectionWindow(audit(0), GRID, ("mem_005", "mem_011")),
-        DetectionWindow(audit(3), GRID, ("mem_005",), edits={"mem_005": "DANGER at (1,1)"}),
+        DetectionWindow(audit(3), GRID, ("mem_005",), answers={"edits": {"mem_005": "DANGER at (1,1)"}}),
     ]
     perception = [
         PerceptionWindow(0, GRID, {"(0,0)": "S", "(1,1)": "F"}, ("(3,3)",), ("(0,1)",), ("(9,9)",), 2, 1, False)

@@ -7,8 +7,8 @@ from typing import Any
 
 from inspect_ai.scorer import SampleScore, Score
 
+from spatialstale.protocol._edits import cell_positions, edit_judgments
 from spatialstale.scorers import declared
-from spatialstale.scorers._scorers import cell_positions, edit_judgments
 
 GRID = ["SFFF", "FHFF", "FFHF", "FFFG"]
 
