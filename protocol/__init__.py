@@ -34,6 +34,7 @@ from ._cells import PerceptionParse, read_perception
 from ._edits import EDIT_JUDGMENTS, edit_counts, judge_edit
 from ._errors import QuietExit, TaskParameterError
 from ._extensions import EXTENSIONS, dry_run_notes, extension_values, extension_view
+from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -54,17 +55,10 @@ from ._prompts import (
     DEFAULT_NAVIGATE_PROMPT,
     DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
-    DEFAULT_TOOLS_PROMPT,
     EDITS_REQUEST,
-    EPISODE_OVER,
     FILTERS,
     MODALITIES,
-    MOVE_NAME,
     NAVIGATE_SCHEMA,
-    NAVIGATE_TOOLS,
-    NAVIGATORS,
-    NO_MEMORY_ANSWER,
-    RECALL_NAME,
     SIZE_PLACEHOLDER,
     Pictures,
     Sight,
@@ -77,7 +71,6 @@ from ._prompts import (
     crops_prompt,
     fill_prompt,
     navigate_messages,
-    no_entry_answer,
     perception_messages,
     perception_schema,
     position_line,
@@ -98,7 +91,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
-from ._seams import WHOLE_GRID, Extension, View
+from ._seams import PROMPT_NAVIGATOR, WHOLE_GRID, Extension, Navigator, View
 from ._settings import (
     DETECTION,
     GRID,
@@ -109,6 +102,16 @@ from ._settings import (
     GridSettings,
     NavigationSettings,
     PerceptionSettings,
+)
+from ._tool_navigator import (
+    DEFAULT_TOOLS_PROMPT,
+    EPISODE_OVER,
+    MOVE_NAME,
+    NAVIGATE_TOOLS,
+    NO_MEMORY_ANSWER,
+    RECALL_NAME,
+    TOOL_NAVIGATOR,
+    no_entry_answer,
 )
 
 __all__ = [
@@ -136,14 +139,17 @@ __all__ = [
     "NAVIGATE_TOOLS",
     "NAVIGATION",
     "NAVIGATORS",
+    "NAVIGATOR_NAMES",
     "NO_MEMORY_ANSWER",
     "OUTCOMES",
     "PERCEPTION",
     "PROMPT_KINDS",
+    "PROMPT_NAVIGATOR",
     "PROMPT_SETS",
     "RECALL_NAME",
     "SETTINGS",
     "SIZE_PLACEHOLDER",
+    "TOOL_NAVIGATOR",
     "WHOLE_GRID",
     "ActionParse",
     "AuditParse",
@@ -158,6 +164,7 @@ __all__ = [
     "GridSettings",
     "NavigationRecord",
     "NavigationSettings",
+    "Navigator",
     "PerceptionParse",
     "PerceptionRecord",
     "PerceptionSettings",
@@ -185,6 +192,7 @@ __all__ = [
     "fill_prompt",
     "judge_edit",
     "navigate_messages",
+    "navigator",
     "no_entry_answer",
     "parse_action",
     "parse_audit",

@@ -112,3 +112,60 @@ class Views:
         for part in self.parts:
             out |= part.record()
         return out
+
+
+class Navigator(Protocol):
+    """The navigator stage (``-T agent``): how an episode's moves are asked of the model.
+
+    A navigator is one value of the navigation task's ``agent`` axis, listed in
+    ``_navigators.NAVIGATORS``; the paper's is :data:`PROMPT_NAVIGATOR` (one fresh call a
+    step, the memory view in the prompt), the default. Its loop is the solvers' (a
+    loop registered under its name there); here is what the protocol declares of it.
+
+    Attributes:
+        name: its value of ``-T agent`` (and its sample ids' part, ``-NAME``).
+        help: how ``-T agent``'s help describes it.
+        call_kind: the kind of its calls (``system_message``'s tag).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def help(self) -> str: ...
+
+    @property
+    def call_kind(self) -> str: ...
+
+    def system_prompt(self) -> str | None:
+        """The settings stage: its default navigation prompt; None: the prompt set's."""
+        ...
+
+    def dry_run_note(self) -> str | None:
+        """The dry run's method note for its tasks; None: nothing to say."""
+        ...
+
+    def dry_run_counts(self) -> str | None:
+        """The dry run's word for its navigation counts; None: as the paper's navigator's."""
+        ...
+
+
+@dataclass(frozen=True)
+class PromptNavigator:
+    """The paper's navigator: one fresh call a step, the memory view in the prompt."""
+
+    name: str = "prompt"
+    help: str = "prompt (one call a step, memory in the prompt: the paper)"
+    call_kind: str = "navigate"
+
+    def system_prompt(self) -> str | None:
+        return None
+
+    def dry_run_note(self) -> str | None:
+        return None
+
+    def dry_run_counts(self) -> str | None:
+        return None
+
+
+PROMPT_NAVIGATOR = PromptNavigator()

@@ -1,9 +1,9 @@
 """Stepping an episode: each step taken against the memory view, and its info table.
 
-Both navigators (the per-step prompt navigator of ``_navigation`` and the tool-using
-one of ``_tools``) step the world through :func:`take_step` and end an episode with
+Every navigator (the per-step prompt navigator of ``_navigation`` and the loops of
+``_navigators``) steps the world through :func:`take_step` and ends an episode with
 ``Episode.finished`` or ``Episode.interrupted`` (``spatialstale.protocol``), so their
-records count stale and UNKNOWN entries alike and the scorer reads either unchanged.
+records count stale and UNKNOWN entries alike and the scorer reads any unchanged.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def step_table(
         view: what of the grid the navigator saw (the observation seam); its step
             note goes under the table.
         how: how the action was obtained (default: read from the answer, or the fallback).
-        recalled: the cells the tool navigator recalled before the step (a column of
-            its own; None leaves the column out).
+        recalled: the cells a navigator with a recall tool recalled before the step
+            (a column of its own; None leaves the column out).
     """
     size = "none" if record.view_size is None else str(record.view_size)
     if how is None:
@@ -82,8 +82,8 @@ def take_step(
 ) -> StepTaken:
     """Take ``action`` in the world and record it against the memory view it was chosen with.
 
-    Both navigators (per-step prompts and tools) step through here, so their records
-    count stale and UNKNOWN entries alike.
+    Every navigator steps through here, so their records count stale and UNKNOWN
+    entries alike.
     """
     stale = env.instance.stale_ids(env.grid)
     # an entry marked UNKNOWN makes no claim, so it cannot mislead as a stale one can

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.protocol import EXTENSIONS, Extension, axes_of
+from spatialstale.protocol import (
+    EXTENSIONS,
+    NAVIGATION,
+    NAVIGATORS,
+    PROMPT_NAVIGATOR,
+    Extension,
+    NavigationSettings,
+    axes_of,
+    navigator,
+)
 from spatialstale.solvers import navigate
 
 from .test_layers import LAYERS, ROOT
@@ -27,8 +36,31 @@ NAMED_BY = {
         "report/_navigation_stats.py": "the report's columns (the report section is not behind a seam yet)",
         "report/_sections_beyond.py": "the report's fog section (likewise)",
     },
+    "tools": {
+        "protocol/_tool_navigator.py": "the navigator itself: its prompt, tool names, recall answers, dry-run notes",
+        "protocol/_navigators.py": "the registry of navigators (-T agent), the only place in protocol that names them",
+        "protocol/__init__.py": "the public names the loop and the reference agents share (tools' names, answers)",
+        "solvers/_tools.py": "its loop: the conversation, the move and recall tools, their rules, its dry-run plan",
+        "solvers/_navigators.py": "the registry of loops, the only place in solvers that names them",
+        "agents/_tools.py": "the reference agents' answers to its turns (a test double beside the product)",
+    },
 }
 """Where each extension's axes may be named, and why."""
+
+
+NAVIGATOR_MARKS = {
+    "tools": (
+        '"tools"',
+        "agent=tools",
+        "TOOL_NAVIGATOR",
+        "DEFAULT_TOOLS_PROMPT",
+        "NAVIGATE_TOOLS",
+        "MOVE_NAME",
+        "ToolLoop",
+    ),
+}
+"""What names each navigator (``-T agent``) other than the paper's: identifiers unique to
+it, since its value alone (``tools``) is a common word."""
 
 
 def sources() -> list[Path]:
@@ -51,3 +83,22 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="unknown argument radius; the extensions take view_radius"):
         navigate(radius=1)
     navigate(view_radius="2")  # read as the task reads it
+
+
+@pytest.mark.parametrize("navigator", [n.name for n in NAVIGATORS if n != PROMPT_NAVIGATOR])
+def test_the_core_names_no_navigator(navigator: str) -> None:
+    marks = NAVIGATOR_MARKS[navigator]
+    naming = {str(path.relative_to(ROOT)) for path in sources() if any(mark in path.read_text() for mark in marks)}
+    allowed = NAMED_BY[navigator]
+    assert naming <= set(allowed), f"{sorted(naming - set(allowed))} name the {navigator} navigator: use the seams"
+    assert len(naming) <= MAX_FILES
+
+
+def test_the_agent_axis_is_the_registry_of_navigators() -> None:
+    names = tuple(n.name for n in NAVIGATORS)
+    assert NAVIGATORS[0] is PROMPT_NAVIGATOR and NAVIGATION.agent == PROMPT_NAVIGATOR.name
+    assert next(a for a in axes_of(NavigationSettings) if a.name == "agent").values == names
+    with pytest.raises(ValueError, match=f"agent must be one of {', '.join(names)}; got 'chat'"):
+        navigate(agent="chat")
+    with pytest.raises(ValueError, match="agent must be one of"):
+        navigator("chat")
