@@ -110,11 +110,13 @@ def navigation(
             explicit ``navigate_prompt``, ``audit_prompt`` or ``selfverify_prompt``
             overrides the set's prompt of that kind; the log records the set's name,
             version and the hash of the prompts sent.
-        filter: how SelfVerify, OMCD and Oracle apply their flags: ``delete`` (the
-            paper) removes a flagged entry from the memory view; ``unknown`` keeps it,
-            listed as ``UNKNOWN (flagged stale at step t)`` so the navigator knows it
-            lacks information there. Recorded for NoMemory and NoFilter but changes
-            nothing for them (they flag nothing). Sample ids name ``unknown``.
+        filter: how SelfVerify, OMCD and Oracle apply their flags (a filter mode,
+            ``spatialstale.protocol``'s ``FILTER_MODES``): ``delete`` (the paper)
+            removes a flagged entry from the memory view; ``unknown`` keeps it
+            without its claim, so the navigator knows it lacks information there
+            (docs/filter-modes.md). Recorded for NoMemory and NoFilter but changes
+            nothing for them (they flag nothing). Sample ids name a mode other than
+            the paper's.
         view_radius: fog (partial observability): ``full`` (the default, the paper)
             shows the whole grid; an integer k >= 0 shows only the Chebyshev square
             of radius k around the agent (k=0: its own cell) at every navigation step

@@ -33,7 +33,15 @@ from ._axes import Axis, axes_of
 from ._cells import PerceptionParse, read_perception
 from ._edits import EDIT_JUDGMENTS, edit_counts, judge_edit
 from ._errors import QuietExit, TaskParameterError
-from ._extensions import EXTENSIONS, dry_run_notes, extension_values, extension_view
+from ._extensions import (
+    EXTENSIONS,
+    FILTER_MODES,
+    FILTERS,
+    dry_run_notes,
+    extension_values,
+    extension_view,
+    filter_named,
+)
 from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
 from ._plugins import (
     BUILTIN_STRATEGIES,
@@ -56,7 +64,6 @@ from ._prompts import (
     DEFAULT_PERCEPTION_PROMPT,
     DEFAULT_SELFVERIFY_PROMPT,
     EDITS_REQUEST,
-    FILTERS,
     MODALITIES,
     NAVIGATE_SCHEMA,
     SIZE_PLACEHOLDER,
@@ -91,7 +98,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
-from ._seams import PROMPT_NAVIGATOR, WHOLE_GRID, Extension, Navigator, View
+from ._seams import DELETE, PROMPT_NAVIGATOR, WHOLE_GRID, Extension, FilterMode, Navigator, View, WithheldEntry
 from ._settings import (
     DETECTION,
     GRID,
@@ -126,12 +133,14 @@ __all__ = [
     "DEFAULT_SELFVERIFY_PROMPT",
     "DEFAULT_STRATEGIES",
     "DEFAULT_TOOLS_PROMPT",
+    "DELETE",
     "DETECTION",
     "EDITS_REQUEST",
     "EDIT_JUDGMENTS",
     "EPISODE_OVER",
     "EXTENSIONS",
     "FILTERS",
+    "FILTER_MODES",
     "GRID",
     "MODALITIES",
     "MOVE_NAME",
@@ -161,6 +170,7 @@ __all__ = [
     "DetectionWindow",
     "Episode",
     "Extension",
+    "FilterMode",
     "GridSettings",
     "NavigationRecord",
     "NavigationSettings",
@@ -177,6 +187,7 @@ __all__ = [
     "StepRecord",
     "TaskParameterError",
     "View",
+    "WithheldEntry",
     "all_cells",
     "answer_config",
     "audit_messages",
@@ -190,6 +201,7 @@ __all__ = [
     "extension_values",
     "extension_view",
     "fill_prompt",
+    "filter_named",
     "judge_edit",
     "navigate_messages",
     "navigator",

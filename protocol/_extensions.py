@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._axes import axes_of
+from ._filter_modes import UNKNOWN
 from ._fog import FOG
-from ._seams import WHOLE_GRID, Extension, View, Views
+from ._seams import DELETE, WHOLE_GRID, Extension, FilterMode, View, Views
 
 EXTENSIONS: tuple[Extension, ...] = (FOG,)
 """The built-in extensions, in order."""
@@ -50,3 +51,22 @@ def extension_view(kind: str, values: Mapping[str, Any]) -> View:
 def dry_run_notes(kind: str, values: Mapping[str, Any]) -> list[str]:
     """The dry run's method notes of the extensions of ``kind`` for these values."""
     return [n for e in EXTENSIONS if kind in e.kinds and (n := e.dry_run_note(values)) is not None]
+
+
+FILTER_MODES: tuple[FilterMode, ...] = (DELETE, UNKNOWN)
+"""The filter modes (``-T filter``), the paper's first (the default)."""
+
+FILTERS = tuple(m.name for m in FILTER_MODES)
+"""The values of ``-T filter``."""
+
+
+def filter_named(name: str) -> FilterMode:
+    """The filter mode called ``name``.
+
+    Raises:
+        ValueError: no filter mode is called ``name`` (one line).
+    """
+    for mode in FILTER_MODES:
+        if mode.name == name:
+            return mode
+    raise ValueError(f"filter must be one of {', '.join(FILTERS)}; got {name!r}")

@@ -331,10 +331,6 @@ OBSERVATIONS = ("full", "holes")
 ``holes`` (only S, G and the holes; every other cell is F). Same information; ``holes``
 is the cheaper listing for large grids."""
 
-FILTERS = ("delete", "unknown")
-"""How a filtering strategy applies its flags: ``delete`` removes a flagged entry
-from the view (the paper); ``unknown`` keeps it, marked as unknown."""
-
 OBSERVATION_CACHE = 64
 """Grids whose rendered observation is kept: an audit's batches and the steps between
 two changes all show the same grid."""

@@ -143,7 +143,8 @@ class StepRecord:
     applied: tuple[Pos, ...] = ()
     skipped: tuple[Pos, ...] = ()
     unknown_in_view: int = 0
-    """Entries the view lists as UNKNOWN (``filter=unknown``); not counted as stale."""
+    """Entries a filter mode kept in the view without their claim (``WithheldEntry``);
+    not counted as stale."""
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -22,10 +22,10 @@ report's section) get their hooks as their extensions move behind the seam.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Protocol, Self, runtime_checkable
 
-from spatialstale.env import Grid, Pos
+from spatialstale.env import Grid, MemoryEntry, Pos
 
 
 @runtime_checkable
@@ -169,3 +169,52 @@ class PromptNavigator:
 
 
 PROMPT_NAVIGATOR = PromptNavigator()
+
+
+class FilterMode(Protocol):
+    """The memory stage's filter (``-T filter``): how a strategy's flags shape its view.
+
+    A filtering strategy (SelfVerify, OMCD, Oracle, LocalVerify) hands the store and its
+    flags (entry id -> step of the audit that flagged it) to the task's filter mode,
+    listed in ``_extensions.FILTER_MODES``; the paper's is :data:`DELETE`, the default.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def help(self) -> str:
+        """How ``-T filter``'s help describes it."""
+        ...
+
+    def apply(self, memory: Sequence[MemoryEntry], flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
+        """The view: ``memory`` with ``flags`` applied."""
+        ...
+
+
+@dataclass(frozen=True)
+class WithheldEntry(MemoryEntry):
+    """An entry a filter mode keeps in the view without its claim: it names the cell
+    (and the audit step that flagged it) but makes no claim, so it cannot mislead as a
+    stale one can; a step's record counts them (``unknown_in_view``). It never equals
+    the entry it replaces."""
+
+    flagged_at: int
+
+    @classmethod
+    def of(cls, entry: MemoryEntry, step: int) -> Self:
+        return cls(**{f.name: getattr(entry, f.name) for f in fields(entry)}, flagged_at=step)
+
+
+@dataclass(frozen=True)
+class Delete:
+    """The paper's filter: a flagged entry leaves the view."""
+
+    name: str = "delete"
+    help: str = "delete removes a flagged entry (the paper)"
+
+    def apply(self, memory: Sequence[MemoryEntry], flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
+        return tuple(e for e in memory if e.id not in flags)
+
+
+DELETE = Delete()

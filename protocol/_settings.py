@@ -54,13 +54,12 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import extension_axes, extension_names
+from ._extensions import FILTER_MODES, FILTERS, extension_axes, extension_names
 from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
     EDITS_REQUEST,
-    FILTERS,
     MEMORIES,
     MODALITIES,
     OBSERVATIONS,
@@ -372,7 +371,7 @@ class GridSettings:
     def tags(self) -> list[str]:
         """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
         always (``L2``, ``text``, ``B=10``, ``omcd`` / ``5 strategies``), every other axis
-        only away from its default (``size=16``, ``prompt_set=minimal``, ``filter=unknown``),
+        only away from its default (``size=16``, ``prompt_set=minimal``),
         and ``KIND_prompt=custom`` for a system prompt given by ``-T``
         in place of the prompt set's.
 
@@ -500,9 +499,8 @@ class _NavigationHead(GridSettings):
         task_meta=False,  # Inspect records it as the log's epochs
     )
     filter: str = axis(
-        "delete",
-        "how SelfVerify, OMCD and Oracle apply their flags: delete removes a flagged entry (the paper), "
-        "unknown keeps it marked UNKNOWN",
+        FILTER_MODES[0].name,
+        "how SelfVerify, OMCD and Oracle apply their flags: " + ", ".join(m.help for m in FILTER_MODES),
         values=FILTERS,
         title="filter",
         flag="--filters",

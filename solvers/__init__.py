@@ -19,7 +19,6 @@ from ._strategies import (
     LocalVerify,
     MemoryStrategy,
     StrategyContext,
-    UnknownEntry,
     make_strategy,
 )
 from ._windows import detection_windows
@@ -33,7 +32,6 @@ __all__ = [
     "NavigatorLoop",
     "Planner",
     "StrategyContext",
-    "UnknownEntry",
     "batched_audit",
     "batches_of",
     "detect",

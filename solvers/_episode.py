@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spatialstale.env import Action, DynamicFrozenLakeEnv, MemoryEntry, cell_at
-from spatialstale.protocol import WHOLE_GRID, StepRecord, View
-
-from ._strategies import UnknownEntry
+from spatialstale.protocol import WHOLE_GRID, StepRecord, View, WithheldEntry
 
 ANSWER_EXCERPT = 300
 """Characters of a navigation answer kept in its step record."""
@@ -87,7 +85,7 @@ def take_step(
     """
     stale = env.instance.stale_ids(env.grid)
     # an entry marked UNKNOWN makes no claim, so it cannot mislead as a stale one can
-    stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
+    stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, WithheldEntry))
     position = env.agent
     _, reward, terminated, truncated, info = env.step(int(action))
     record = StepRecord(
@@ -103,6 +101,6 @@ def take_step(
         cell=cell_at(env.grid, env.agent).value,
         applied=tuple((c["row"], c["col"]) for c in info["applied"]),
         skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
-        unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
+        unknown_in_view=sum(isinstance(e, WithheldEntry) for e in view or ()),
     )
     return StepTaken(record, float(reward), terminated, truncated)

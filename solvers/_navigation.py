@@ -29,6 +29,7 @@ from spatialstale.protocol import (
     answer_config,
     extension_values,
     extension_view,
+    filter_named,
     navigate_messages,
     read_action,
 )
@@ -155,9 +156,10 @@ def navigate(
         structured: send a response schema with every audit, SelfVerify and navigation call.
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
-        filter_mode: how SelfVerify, OMCD and Oracle apply their flags: ``delete``
-            removes a flagged entry from the view, ``unknown`` lists it as
-            ``UNKNOWN (flagged stale at step t)``. NoMemory and NoFilter ignore it.
+        filter_mode: how SelfVerify, OMCD and Oracle apply their flags, the name of
+            one of ``spatialstale.protocol``'s ``FILTER_MODES`` (the memory seam):
+            ``delete`` (the paper) removes a flagged entry from the view; another
+            may keep it without its claim. NoMemory and NoFilter ignore it.
         agent: the navigator (``spatialstale.protocol``'s ``NAVIGATORS``): ``prompt``
             (one call per step, the memory view in the prompt: the paper) or another
             navigator's loop (``_navigators``). ``navigate_prompt`` is the system
@@ -168,6 +170,7 @@ def navigate(
             navigation step and every audit of the episode shows (the observation
             seam). An unknown name or a bad value raises ValueError.
     """
+    filter_named(filter_mode)  # a bad name fails here, before any model call
     if agent not in NAVIGATOR_NAMES:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATOR_NAMES)}; got {agent!r}")
     sight = Sight(modality, observation, view=extension_view("navigation", extension_values("navigation", extensions)))

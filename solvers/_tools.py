@@ -10,7 +10,7 @@ Inspect's ``@tool``:
   it returns the new observation, position and remaining budget, or the outcome when
   the episode ends.
 - ``recall(row, col)``: what the strategy's *current* memory view holds about a cell:
-  its entry line (an ``UNKNOWN`` line under ``filter=unknown``), that memory holds no
+  its entry line (a withheld entry's line under a filter mode that keeps them), that memory holds no
   entry there (a filter removed it), or, under NoMemory, that there is no memory.
 
 The loop is ours: ``model.generate(input=messages, tools=tools)`` then Inspect's

@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from spatialstale.protocol import (
+    DELETE,
     EXTENSIONS,
+    FILTER_MODES,
     NAVIGATION,
     NAVIGATORS,
     PROMPT_NAVIGATOR,
     Extension,
     NavigationSettings,
     axes_of,
+    filter_named,
     navigator,
 )
 from spatialstale.solvers import navigate
@@ -44,11 +47,18 @@ NAMED_BY = {
         "solvers/_navigators.py": "the registry of loops, the only place in solvers that names them",
         "agents/_tools.py": "the reference agents' answers to its turns (a test double beside the product)",
     },
+    "unknown": {
+        "protocol/_filter_modes.py": "the filter mode itself: UnknownEntry and its line",
+        "protocol/_extensions.py": "the registry of filter modes (-T filter)",
+        "solvers/_episode.py": "the step table's line for the record's unknown_in_view count (its text is in the logs)",
+        "agents/_perception.py": "the reference agents read an UNKNOWN line as a model would (a test double)",
+        "agents/_policies.py": "the reference agents' plans treat an UNKNOWN cell as no memory (a test double)",
+    },
 }
 """Where each extension's axes may be named, and why."""
 
 
-NAVIGATOR_MARKS = {
+MARKS = {
     "tools": (
         '"tools"',
         "agent=tools",
@@ -58,9 +68,11 @@ NAVIGATOR_MARKS = {
         "MOVE_NAME",
         "ToolLoop",
     ),
+    "unknown": ("UnknownEntry", "filter=unknown", "UNKNOWN (flagged", "_filter_modes"),
 }
-"""What names each navigator (``-T agent``) other than the paper's: identifiers unique to
-it, since its value alone (``tools``) is a common word."""
+"""What names each navigator (``-T agent``) and filter mode (``-T filter``) other than the
+paper's: identifiers unique to it, since its value alone (``tools``, ``unknown``) is a
+common word."""
 
 
 def sources() -> list[Path]:
@@ -85,12 +97,14 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     navigate(view_radius="2")  # read as the task reads it
 
 
-@pytest.mark.parametrize("navigator", [n.name for n in NAVIGATORS if n != PROMPT_NAVIGATOR])
-def test_the_core_names_no_navigator(navigator: str) -> None:
-    marks = NAVIGATOR_MARKS[navigator]
+@pytest.mark.parametrize(
+    "plugin", [n.name for n in NAVIGATORS if n != PROMPT_NAVIGATOR] + [m.name for m in FILTER_MODES if m != DELETE]
+)
+def test_the_core_names_no_navigator_or_filter_mode(plugin: str) -> None:
+    marks = MARKS[plugin]
     naming = {str(path.relative_to(ROOT)) for path in sources() if any(mark in path.read_text() for mark in marks)}
-    allowed = NAMED_BY[navigator]
-    assert naming <= set(allowed), f"{sorted(naming - set(allowed))} name the {navigator} navigator: use the seams"
+    allowed = NAMED_BY[plugin]
+    assert naming <= set(allowed), f"{sorted(naming - set(allowed))} name {plugin}: use the seams"
     assert len(naming) <= MAX_FILES
 
 
@@ -102,3 +116,13 @@ def test_the_agent_axis_is_the_registry_of_navigators() -> None:
         navigate(agent="chat")
     with pytest.raises(ValueError, match="agent must be one of"):
         navigator("chat")
+
+
+def test_the_filter_axis_is_the_registry_of_filter_modes() -> None:
+    names = tuple(m.name for m in FILTER_MODES)
+    assert FILTER_MODES[0] is DELETE and NAVIGATION.filter == DELETE.name
+    assert next(a for a in axes_of(NavigationSettings) if a.name == "filter").values == names
+    with pytest.raises(ValueError, match=f"filter must be one of {', '.join(names)}; got 'drop'"):
+        navigate(filter_mode="drop")
+    with pytest.raises(ValueError, match="filter must be one of"):
+        filter_named("drop")
