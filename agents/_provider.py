@@ -6,7 +6,7 @@ The provider answers the suite's real prompts offline, with no API key and no GP
 
 Model names: ``observer``, ``credulous``, ``random``, ``colourblind`` (see ``_policies``). Every
 output carries an estimated token usage, so Inspect never needs a tokenizer. A request that
-offers tools (the tool-using navigator, ``-T agent=tools``) is answered with tool calls (see
+offers tools (a navigator that converses, ``-T agent``) is answered with tool calls (see
 ``_tools``).
 """
 
@@ -138,7 +138,7 @@ class ReferenceAgentAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         if tools:
-            # a turn of the tool-using navigator's conversation (-T agent=tools)
+            # a turn of a conversing navigator's conversation (-T agent)
             output = tool_output(self.model_name, self.policy, input, tools, answer_rng(config.seed, input))
             output.usage = _usage(input, output.message.text)
             return output

@@ -110,11 +110,13 @@ def navigation(
             explicit ``navigate_prompt``, ``audit_prompt`` or ``selfverify_prompt``
             overrides the set's prompt of that kind; the log records the set's name,
             version and the hash of the prompts sent.
-        filter: how SelfVerify, OMCD and Oracle apply their flags: ``delete`` (the
-            paper) removes a flagged entry from the memory view; ``unknown`` keeps it,
-            listed as ``UNKNOWN (flagged stale at step t)`` so the navigator knows it
-            lacks information there. Recorded for NoMemory and NoFilter but changes
-            nothing for them (they flag nothing). Sample ids name ``unknown``.
+        filter: how SelfVerify, OMCD and Oracle apply their flags (a filter mode,
+            ``spatialstale.protocol``'s ``FILTER_MODES``): ``delete`` (the paper)
+            removes a flagged entry from the memory view; ``unknown`` keeps it
+            without its claim, so the navigator knows it lacks information there
+            (docs/filter-modes.md). Recorded for NoMemory and NoFilter but changes
+            nothing for them (they flag nothing). Sample ids name a mode other than
+            the paper's.
         view_radius: fog (partial observability): ``full`` (the default, the paper)
             shows the whole grid; an integer k >= 0 shows only the Chebyshev square
             of radius k around the agent (k=0: its own cell) at every navigation step
@@ -122,13 +124,13 @@ def navigation(
             (``(r,c)=?`` in the listing, grey in the image, with a line stating the
             rule). Oracle still knows the truth. Sample ids name the radius
             (``L2-omcd-r1-s4810``); task and sample metadata record it (None = full).
-        agent: the navigator. ``prompt`` (the paper): one call per step with the memory
-            view in the prompt. ``tools``: one conversation per episode in which the
-            model calls ``move(direction)`` and ``recall(row, col)`` (memory is read
-            only through ``recall``, from the strategy's current view); same step
-            budget and scoring. Its system prompt is ``DEFAULT_TOOLS_PROMPT`` (a
-            prompt set's navigation prompt is for ``prompt``); ``navigate_prompt``
-            overrides it. Sample ids name ``tools`` (``L2-omcd-tools-s4810``).
+        agent: the navigator (``spatialstale.protocol``'s ``NAVIGATORS``). ``prompt``
+            (the paper): one call per step with the memory view in the prompt;
+            ``tools``: one conversation per episode with ``move`` and ``recall`` tools
+            (docs/tool-navigator.md). Same step budget and scoring. A navigator
+            other than ``prompt`` has its own system prompt (a prompt set's
+            navigation prompt is for ``prompt``); ``navigate_prompt`` overrides
+            it. Sample ids name it (``L2-omcd-tools-s4810``).
         verify_radius: LocalVerify's reach: before each step it audits the entries
             within this Chebyshev distance of the agent not yet checked against the
             current grid (integer >= 0, default 1). Other strategies ignore it.

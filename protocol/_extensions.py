@@ -12,8 +12,21 @@ from spatialstale.env import Instance, Pos
 from ._axes import axes_of
 from ._crops import CROPS
 from ._edits import EDITS
+from ._filter_modes import UNKNOWN
 from ._fog import FOG
-from ._seams import WHOLE_GRID, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View, Views
+from ._seams import (
+    DELETE,
+    WHOLE_GRID,
+    Extension,
+    FilterMode,
+    MemoryForm,
+    ScorePart,
+    Scores,
+    StandIn,
+    VerdictField,
+    View,
+    Views,
+)
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -135,3 +148,22 @@ def extension_scores(kind: str) -> dict[str, Scores]:
 def extension_score(kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> list[ScorePart]:
     """What the extensions on for a ``kind`` sample (by its metadata) add to its score."""
     return [p for e in _of(kind) if (p := e.score(kind, metadata, windows)) is not None]
+
+
+FILTER_MODES: tuple[FilterMode, ...] = (DELETE, UNKNOWN)
+"""The filter modes (``-T filter``), the paper's first (the default)."""
+
+FILTERS = tuple(m.name for m in FILTER_MODES)
+"""The values of ``-T filter``."""
+
+
+def filter_named(name: str) -> FilterMode:
+    """The filter mode called ``name``.
+
+    Raises:
+        ValueError: no filter mode is called ``name`` (one line).
+    """
+    for mode in FILTER_MODES:
+        if mode.name == name:
+            return mode
+    raise ValueError(f"filter must be one of {', '.join(FILTERS)}; got {name!r}")

@@ -18,7 +18,7 @@ Anthropic, ignored elsewhere) and every call's config sets ``cache_prompt``. The
 observation of an unchanged grid is rendered and encoded once, not once per call.
 
 Each system prompt is the prompt set's text and nothing else: the call kind (audit,
-SelfVerify, navigation, perception, the tool navigator's turn) rides in the system
+SelfVerify, navigation, perception, another navigator's call) rides in the system
 message's metadata (:func:`system_message`, :func:`call_kind`), which no provider sends.
 
 The answers are read by ``_answers`` (``read_audit``, ``read_selfverify``,
@@ -59,6 +59,7 @@ from spatialstale.env import (
     text_observation,
 )
 
+from ._navigators import NAVIGATORS
 from ._seams import WHOLE_GRID, MemoryForm, View
 
 CALL_KIND_KEY = "spatialstale_call"
@@ -80,11 +81,10 @@ AUDIT = "audit"
 SELFVERIFY = "selfverify"
 NAVIGATE = "navigate"
 PERCEPTION = "perception"
-NAVIGATE_TOOLS = "navigate-tools"
-CALL_KINDS = (AUDIT, SELFVERIFY, NAVIGATE, PERCEPTION, NAVIGATE_TOOLS)
+CALL_KINDS = (AUDIT, SELFVERIFY, NAVIGATE, PERCEPTION, *(n.call_kind for n in NAVIGATORS if n.call_kind != NAVIGATE))
 """The kinds of model call the suite makes: the batched audit, SelfVerify's check, a
-step of the per-step navigator, the perception probe, and a turn of the tool-using
-navigator's conversation (``-T agent=tools``)."""
+step of the per-step navigator, the perception probe, and each other navigator's calls
+(``_navigators``)."""
 
 
 DEFAULT_AUDIT_PROMPT = """\
@@ -118,32 +118,6 @@ Cells: S = start, F = frozen ice (safe), H = hole (lethal), G = goal. Coordinate
 For every cell you are asked about, answer its type in the current grid: S, F, H or G.
 Answer with JSON only, one object per cell, in the order given:
 [{"cell": "(0,0)", "type": "S"}]"""
-
-
-DEFAULT_TOOLS_PROMPT = """\
-You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
-Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
-Coordinates are (row,col), row 0 at the top.
-Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
-a move off the grid leaves the agent in place. It returns what you see after the step.
-The episode also ends when the step budget runs out.
-Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
-exploration of this grid.
-Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
-"""The tool navigator's system prompt (``-T agent=tools``; ``spatialstale.solvers``
-runs its conversation). The tools' names and ``recall``'s answers follow."""
-
-MOVE_NAME = "move"
-RECALL_NAME = "recall"
-NO_MEMORY_ANSWER = "You have no memory of this grid."
-"""``recall``'s answer under NoMemory, whatever the cell."""
-EPISODE_OVER = "the episode is over: no more calls are taken"
-"""The tool error of a call made after the episode ended."""
-
-
-def no_entry_answer(row: int, col: int) -> str:
-    """``recall``'s answer for a cell the memory view holds no entry for."""
-    return f"Memory holds no entry for ({row},{col})."
 
 
 def _object(properties: dict[str, JSONSchema]) -> JSONSchema:
@@ -303,14 +277,6 @@ OBSERVATIONS = ("full", "holes")
 """How the text observation lists the grid: ``full`` (every cell, the paper's listing) or
 ``holes`` (only S, G and the holes; every other cell is F). Same information; ``holes``
 is the cheaper listing for large grids."""
-
-FILTERS = ("delete", "unknown")
-"""How a filtering strategy applies its flags: ``delete`` removes a flagged entry
-from the view (the paper); ``unknown`` keeps it, marked as unknown."""
-
-NAVIGATORS = ("prompt", "tools")
-"""How the navigator plays an episode: ``prompt`` (one fresh call per step, the memory
-view in the prompt: the paper) or ``tools`` (one conversation, ``move`` and ``recall``)."""
 
 OBSERVATION_CACHE = 64
 """Grids whose rendered observation is kept: an audit's batches and the steps between

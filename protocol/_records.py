@@ -142,7 +142,8 @@ class StepRecord:
     applied: tuple[Pos, ...] = ()
     skipped: tuple[Pos, ...] = ()
     unknown_in_view: int = 0
-    """Entries the view lists as UNKNOWN (``filter=unknown``); not counted as stale."""
+    """Entries a filter mode kept in the view without their claim (``WithheldEntry``);
+    not counted as stale."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -166,9 +167,9 @@ class StepRecord:
 class Episode:
     """A finished episode: the outcome, the trajectory and what memory was shown.
 
-    Both navigators (per-step prompts and tools) end an episode with :meth:`finished`
-    or :meth:`interrupted`, so the scorer reads either unchanged; the tool navigator's
-    also holds its tool counts (``tools``).
+    Every navigator (``-T agent``) ends an episode with :meth:`finished` or
+    :meth:`interrupted`, so the scorer reads any unchanged; what a navigator other than
+    the paper's adds to the record is in ``navigated``.
     """
 
     outcome: str
@@ -184,9 +185,9 @@ class Episode:
     observed: Mapping[str, object] = field(default_factory=dict)
     """What the record keeps of the view the episode was played under (``View.record``,
     the observation seam); empty for the whole grid (the paper)."""
-    tools: Mapping[str, int] | None = None
-    """The tool navigator's counts (``-T agent=tools``): its turns, moves, recalls and
-    the calls that were not moves; None for the per-step navigator."""
+    navigated: Mapping[str, object] | None = None
+    """What the navigator's loop adds to the record (last in it); None for the paper's
+    per-step navigator (so its sample store reads as before navigators had a seam)."""
 
     @property
     def fallbacks(self) -> int:
@@ -238,7 +239,7 @@ class Episode:
             "audit_conflicting": self.audit_conflicting,
             "final_grid": list(self.final_grid),
             "records": [r.to_dict() for r in self.records],
-            **({"agent": "tools", "tools": dict(self.tools)} if self.tools is not None else {}),
+            **(self.navigated or {}),
         }
 
     @classmethod
@@ -250,7 +251,7 @@ class Episode:
         view: Sequence[MemoryEntry] | None,
         reward: float,
         observed: Mapping[str, object],
-        tools: Mapping[str, int] | None = None,
+        navigated: Mapping[str, object] | None = None,
     ) -> Self:
         """The episode ``env`` ended: death on a hole, success on the goal, or a
         timeout; ``view`` is the memory view of its last step."""
@@ -272,7 +273,7 @@ class Episode:
             ),
             final_grid=env.grid,
             observed=observed,
-            tools=tools,
+            navigated=navigated,
         )
 
     @classmethod
@@ -283,7 +284,7 @@ class Episode:
         records: Sequence[StepRecord],
         limit: str,
         observed: Mapping[str, object],
-        tools: Mapping[str, int] | None = None,
+        navigated: Mapping[str, object] | None = None,
     ) -> Self:
         """The episode a sample limit ended after the steps in ``records``: outcome ``limit``."""
         return cls(
@@ -295,7 +296,7 @@ class Episode:
             final_grid=env.grid,
             limit=limit,
             observed=observed,
-            tools=tools,
+            navigated=navigated,
         )
 
 

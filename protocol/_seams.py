@@ -29,16 +29,18 @@ run meets them:
    (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`).
 
 An extension subclasses :class:`Extension`, so a hook it does not define keeps the
-method's default (the paper's protocol). The report's sections still name the
+method's default (the paper's protocol). Two axes choose among alternatives rather than
+switch an extension on: the navigator (``-T agent``, :class:`Navigator`) and the filter
+mode (``-T filter``, :class:`FilterMode`), each with the paper's as its default. The report's sections still name the
 extensions they show (the report is a layer above).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from random import Random
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, runtime_checkable
 
 from inspect_ai.model import Content
 
@@ -295,3 +297,109 @@ class ScorePart:
     counts: Mapping[str, int]
     clause: str = ""
     metadata: Mapping[str, object] = field(default_factory=dict)
+
+
+class Navigator(Protocol):
+    """The navigator stage (``-T agent``): how an episode's moves are asked of the model.
+
+    A navigator is one value of the navigation task's ``agent`` axis, listed in
+    ``_navigators.NAVIGATORS``; the paper's is :data:`PROMPT_NAVIGATOR` (one fresh call a
+    step, the memory view in the prompt), the default. Its loop is the solvers' (a
+    loop registered under its name there); here is what the protocol declares of it.
+
+    Attributes:
+        name: its value of ``-T agent`` (and its sample ids' part, ``-NAME``).
+        help: how ``-T agent``'s help describes it.
+        call_kind: the kind of its calls (``system_message``'s tag).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def help(self) -> str: ...
+
+    @property
+    def call_kind(self) -> str: ...
+
+    def system_prompt(self) -> str | None:
+        """The settings stage: its default navigation prompt; None: the prompt set's."""
+        ...
+
+    def dry_run_note(self) -> str | None:
+        """The dry run's method note for its tasks; None: nothing to say."""
+        ...
+
+    def dry_run_counts(self) -> str | None:
+        """The dry run's word for its navigation counts; None: as the paper's navigator's."""
+        ...
+
+
+@dataclass(frozen=True)
+class PromptNavigator:
+    """The paper's navigator: one fresh call a step, the memory view in the prompt."""
+
+    name: str = "prompt"
+    help: str = "prompt (one call a step, memory in the prompt: the paper)"
+    call_kind: str = "navigate"
+
+    def system_prompt(self) -> str | None:
+        return None
+
+    def dry_run_note(self) -> str | None:
+        return None
+
+    def dry_run_counts(self) -> str | None:
+        return None
+
+
+PROMPT_NAVIGATOR = PromptNavigator()
+
+
+class FilterMode(Protocol):
+    """The memory stage's filter (``-T filter``): how a strategy's flags shape its view.
+
+    A filtering strategy (SelfVerify, OMCD, Oracle, LocalVerify) hands the store and its
+    flags (entry id -> step of the audit that flagged it) to the task's filter mode,
+    listed in ``_extensions.FILTER_MODES``; the paper's is :data:`DELETE`, the default.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def help(self) -> str:
+        """How ``-T filter``'s help describes it."""
+        ...
+
+    def apply(self, memory: Sequence[MemoryEntry], flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
+        """The view: ``memory`` with ``flags`` applied."""
+        ...
+
+
+@dataclass(frozen=True)
+class WithheldEntry(MemoryEntry):
+    """An entry a filter mode keeps in the view without its claim: it names the cell
+    (and the audit step that flagged it) but makes no claim, so it cannot mislead as a
+    stale one can; a step's record counts them (``unknown_in_view``). It never equals
+    the entry it replaces."""
+
+    flagged_at: int
+
+    @classmethod
+    def of(cls, entry: MemoryEntry, step: int) -> Self:
+        return cls(**{f.name: getattr(entry, f.name) for f in fields(entry)}, flagged_at=step)
+
+
+@dataclass(frozen=True)
+class Delete:
+    """The paper's filter: a flagged entry leaves the view."""
+
+    name: str = "delete"
+    help: str = "delete removes a flagged entry (the paper)"
+
+    def apply(self, memory: Sequence[MemoryEntry], flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
+        return tuple(e for e in memory if e.id not in flags)
+
+
+DELETE = Delete()

@@ -54,14 +54,12 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import check_extensions, extension_names, extension_prompt, settings_bases
+from ._extensions import FILTER_MODES, FILTERS, check_extensions, extension_names, extension_prompt, settings_bases
+from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
-    DEFAULT_TOOLS_PROMPT,
-    FILTERS,
     MODALITIES,
-    NAVIGATORS,
     OBSERVATIONS,
 )
 
@@ -196,7 +194,7 @@ def distractors_axis() -> Any:
 
 
 def named(value: object) -> str:
-    """A value's part of a sample id: ``-unknown``, ``-tools``."""
+    """A value's part of a sample id: ``-unknown``."""
     return f"-{value}"
 
 
@@ -374,8 +372,8 @@ class GridSettings:
     def tags(self) -> list[str]:
         """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
         always (``L2``, ``text``, ``B=10``, ``omcd`` / ``5 strategies``), every other axis
-        only away from its default (``size=16``, ``prompt_set=minimal``, ``filter=unknown``,
-        ``agent=tools``), and ``KIND_prompt=custom`` for a system prompt given by ``-T``
+        only away from its default (``size=16``, ``prompt_set=minimal``),
+        and ``KIND_prompt=custom`` for a system prompt given by ``-T``
         in place of the prompt set's.
 
         Each tag reads alone: Inspect merges them with ``--tags`` as a set, so the log
@@ -463,9 +461,8 @@ class _NavigationHead(GridSettings):
         task_meta=False,  # Inspect records it as the log's epochs
     )
     filter: str = axis(
-        "delete",
-        "how SelfVerify, OMCD and Oracle apply their flags: delete removes a flagged entry (the paper), "
-        "unknown keeps it marked UNKNOWN",
+        FILTER_MODES[0].name,
+        "how SelfVerify, OMCD and Oracle apply their flags: " + ", ".join(m.help for m in FILTER_MODES),
         values=FILTERS,
         title="filter",
         flag="--filters",
@@ -482,9 +479,9 @@ class NavigationSettings(*settings_bases("navigation"), _NavigationHead):  # typ
     prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
 
     agent: str = axis(
-        "prompt",
-        "the navigator: prompt (one call a step, memory in the prompt: the paper) or tools (move and recall tools)",
-        values=NAVIGATORS,
+        NAVIGATORS[0].name,
+        "the navigator: " + " or ".join(n.help for n in NAVIGATORS),
+        values=NAVIGATOR_NAMES,
         title="agent",
         flag="--agents",
         in_id=named,
@@ -500,10 +497,9 @@ class NavigationSettings(*settings_bases("navigation"), _NavigationHead):  # typ
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:
-        # a prompt set's navigation prompt is for the per-step navigator
-        if kind == "navigate" and values["agent"] == "tools":
-            return DEFAULT_TOOLS_PROMPT
-        return super().set_prompt(prompt_set, kind, values)
+        # a prompt set's navigation prompt is for the paper's navigator; another has its own
+        own = navigator(values["agent"]).system_prompt() if kind == "navigate" else None
+        return super().set_prompt(prompt_set, kind, values) if own is None else own
 
 
 GRID = GridSettings()

@@ -120,7 +120,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     det = k_sections.at_paper(every_det, *k_sections.DETECTION_AXES)
     every_nav = k_sections.at_paper(every_nav, "distractors")
     # the paper's tables and figures: full view and the per-step prompt navigator (filter
-    # modes side by side); fog and the tool-calling navigator have their own sections
+    # modes side by side); fog and the other navigators have their own sections
     nav = paper_view(every_nav) if not every_nav.empty else every_nav
     axes = with_axes(every_nav)
     prompt_note = ""
@@ -146,7 +146,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
             "cost": beyond.safety_cost(nav, out, links) if not nav.empty else None,
             "detection": paper_sections.detection(det, nav, out, links),
             "fog": beyond.fog(every_nav, out, links) if set(axes[VIEW]) - {FULL_VIEW} else None,
-            "tools": beyond.tools(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
+            "navigators": beyond.navigators(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
             "perception": (
                 beyond.perception(results.perception, det, nav, out, links) if not results.perception.empty else None
             ),

@@ -148,9 +148,9 @@ def _change(t: pd.Series) -> str:
     return f"{100 * t.difference:+.1f} pp, p={pvalue(t.p_holm)} ({_sig(t.significant, t.reachable)})"
 
 
-def tools(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
-    """Outcomes of the tool-calling navigator beside the per-step prompt navigator's,
-    strategy by strategy, with paired tests on the same seeds."""
+def navigators(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
+    """Outcomes of each navigator (``-T agent``) beside the paper's per-step prompt
+    navigator's, strategy by strategy, with paired tests on the same seeds."""
     nav = with_axes(every_nav)
     tests = agent_tests(nav)
     success = tests[tests.metric == "success"]
@@ -182,7 +182,14 @@ def tools(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
             ]
         )
     header = ["model", "regime", "obs", *(["view"] if several_views else []), "strategy", "seeds"]
-    header += ["prompt SR / Death", "tools SR / Death", "Δ success (Holm p)", "Δ death (Holm p)", "McNemar"]
+    others = "/".join(dict.fromkeys(str(a) for a in success.agent))
+    header += [
+        f"{PROMPT_AGENT} SR / Death",
+        f"{others} SR / Death",
+        "Δ success (Holm p)",
+        "Δ death (Holm p)",
+        "McNemar",
+    ]
     return {"n_tests": len(tests), "table": Table(header, rows)}
 
 

@@ -10,6 +10,7 @@ from ._batches import batches_of, n_batches
 from ._detection import detect
 from ._heap import freeze_startup_heap
 from ._navigation import navigate, run_episode
+from ._navigators import NavigatorLoop, Planner, navigator_loop, navigator_plan
 from ._probe import perception_probe
 from ._sample import AUDITOR_ROLE
 from ._strategies import (
@@ -18,10 +19,8 @@ from ._strategies import (
     LocalVerify,
     MemoryStrategy,
     StrategyContext,
-    UnknownEntry,
     make_strategy,
 )
-from ._tools import move_tool, recall_tool, run_tool_episode
 from ._windows import detection_windows
 
 __all__ = [
@@ -30,20 +29,20 @@ __all__ = [
     "STRATEGIES",
     "LocalVerify",
     "MemoryStrategy",
+    "NavigatorLoop",
+    "Planner",
     "StrategyContext",
-    "UnknownEntry",
     "batched_audit",
     "batches_of",
     "detect",
     "detection_windows",
     "freeze_startup_heap",
     "make_strategy",
-    "move_tool",
     "n_batches",
     "navigate",
+    "navigator_loop",
+    "navigator_plan",
     "perception_probe",
-    "recall_tool",
     "run_episode",
-    "run_tool_episode",
     "selfverify_audit",
 ]

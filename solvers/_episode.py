@@ -1,9 +1,9 @@
 """Stepping an episode: each step taken against the memory view, and its info table.
 
-Both navigators (the per-step prompt navigator of ``_navigation`` and the tool-using
-one of ``_tools``) step the world through :func:`take_step` and end an episode with
+Every navigator (the per-step prompt navigator of ``_navigation`` and the loops of
+``_navigators``) steps the world through :func:`take_step` and ends an episode with
 ``Episode.finished`` or ``Episode.interrupted`` (``spatialstale.protocol``), so their
-records count stale and UNKNOWN entries alike and the scorer reads either unchanged.
+records count stale and UNKNOWN entries alike and the scorer reads any unchanged.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spatialstale.env import Action, DynamicFrozenLakeEnv, MemoryEntry, cell_at
-from spatialstale.protocol import WHOLE_GRID, StepRecord, View
-
-from ._strategies import UnknownEntry
+from spatialstale.protocol import WHOLE_GRID, StepRecord, View, WithheldEntry
 
 ANSWER_EXCERPT = 300
 """Characters of a navigation answer kept in its step record."""
@@ -35,8 +33,8 @@ def step_table(
         view: what of the grid the navigator saw (the observation seam); its step
             note goes under the table.
         how: how the action was obtained (default: read from the answer, or the fallback).
-        recalled: the cells the tool navigator recalled before the step (a column of
-            its own; None leaves the column out).
+        recalled: the cells a navigator with a recall tool recalled before the step
+            (a column of its own; None leaves the column out).
     """
     size = "none" if record.view_size is None else str(record.view_size)
     if how is None:
@@ -82,12 +80,12 @@ def take_step(
 ) -> StepTaken:
     """Take ``action`` in the world and record it against the memory view it was chosen with.
 
-    Both navigators (per-step prompts and tools) step through here, so their records
-    count stale and UNKNOWN entries alike.
+    Every navigator steps through here, so their records count stale and UNKNOWN
+    entries alike.
     """
     stale = env.instance.stale_ids(env.grid)
     # an entry marked UNKNOWN makes no claim, so it cannot mislead as a stale one can
-    stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, UnknownEntry))
+    stale_in_view = tuple(e.id for e in view or () if e.id in stale and not isinstance(e, WithheldEntry))
     position = env.agent
     _, reward, terminated, truncated, info = env.step(int(action))
     record = StepRecord(
@@ -103,6 +101,6 @@ def take_step(
         cell=cell_at(env.grid, env.agent).value,
         applied=tuple((c["row"], c["col"]) for c in info["applied"]),
         skipped=tuple((c["row"], c["col"]) for c in info["skipped"]),
-        unknown_in_view=sum(isinstance(e, UnknownEntry) for e in view or ()),
+        unknown_in_view=sum(isinstance(e, WithheldEntry) for e in view or ()),
     )
     return StepTaken(record, float(reward), terminated, truncated)

@@ -19,7 +19,7 @@ from spatialstale.protocol import (
     DEFAULT_SELFVERIFY_PROMPT,
     NAVIGATE_SCHEMA,
     NAVIGATION,
-    NAVIGATORS,
+    NAVIGATOR_NAMES,
     ActionParse,
     CallCost,
     Episode,
@@ -29,15 +29,16 @@ from spatialstale.protocol import (
     answer_config,
     extension_values,
     extension_view,
+    filter_named,
     navigate_messages,
     read_action,
 )
 
 from ._cost import counting, record_call
 from ._episode import step_table, take_step
+from ._navigators import navigator_loop
 from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
 from ._strategies import MemoryStrategy, StrategyContext, make_strategy
-from ._tools import ToolCounts, run_tool_episode
 
 
 async def choose_action(
@@ -155,20 +156,23 @@ def navigate(
         structured: send a response schema with every audit, SelfVerify and navigation call.
         observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
             the holes (the same grid in less text; for large grids).
-        filter_mode: how SelfVerify, OMCD and Oracle apply their flags: ``delete``
-            removes a flagged entry from the view, ``unknown`` lists it as
-            ``UNKNOWN (flagged stale at step t)``. NoMemory and NoFilter ignore it.
-        agent: ``prompt`` (one call per step, the memory view in the prompt) or
-            ``tools`` (one conversation per episode with ``move`` and ``recall``
-            tools; see ``_tools``). ``navigate_prompt`` is the system prompt of either.
+        filter_mode: how SelfVerify, OMCD and Oracle apply their flags, the name of
+            one of ``spatialstale.protocol``'s ``FILTER_MODES`` (the memory seam):
+            ``delete`` (the paper) removes a flagged entry from the view; another
+            may keep it without its claim. NoMemory and NoFilter ignore it.
+        agent: the navigator (``spatialstale.protocol``'s ``NAVIGATORS``): ``prompt``
+            (one call per step, the memory view in the prompt: the paper) or another
+            navigator's loop (``_navigators``). ``navigate_prompt`` is the system
+            prompt of any.
         verify_radius: LocalVerify's reach (Chebyshev distance from the agent).
         **extensions: the navigation extensions' axes by name (``spatialstale.protocol``'s
             ``EXTENSIONS``), each at its default when not given: what of the grid every
             navigation step and every audit of the episode shows (the observation
             seam). An unknown name or a bad value raises ValueError.
     """
-    if agent not in NAVIGATORS:
-        raise ValueError(f"agent must be one of {', '.join(NAVIGATORS)}; got {agent!r}")
+    filter_named(filter_mode)  # a bad name fails here, before any model call
+    if agent not in NAVIGATOR_NAMES:
+        raise ValueError(f"agent must be one of {', '.join(NAVIGATOR_NAMES)}; got {agent!r}")
     sight = Sight(modality, observation, view=extension_view("navigation", extension_values("navigation", extensions)))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -194,22 +198,18 @@ def navigate(
         shown = sight.for_instance(env.instance)  # MA: the other agent's route in every observation
         # kept as they grow, so an episode a sample limit ends is recorded as far as it went
         records: list[StepRecord] = []
-        counts = ToolCounts()
+        loop = navigator_loop(agent)
         try:
-            if agent == "tools":
-                # the tool navigator's conversation is the sample's messages: the
-                # viewer's Messages tab shows it, and Inspect's message limit applies to
-                # it as to any agent's (the per-step navigator has no conversation)
-                state.messages = []
-                episode = await run_tool_episode(
+            if loop is not None:
+                episode = await loop.play(
+                    state,
                     env,
                     strategy,
                     get_model(),
                     sight=shown,
                     prompt=navigate_prompt,
+                    structured=structured,
                     records=records,
-                    messages=state.messages,
-                    counts=counts,
                 )
             else:
                 episode = await run_episode(
@@ -223,8 +223,10 @@ def navigate(
                 )
         except limit_errors() as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".
-            tools = counts.to_dict() if agent == "tools" else None
-            episode = Episode.interrupted(env, strategy.audits, records, limit_reason(ex), sight.view.record(), tools)
+            navigated = loop.record() if loop is not None else None
+            episode = Episode.interrupted(
+                env, strategy.audits, records, limit_reason(ex), sight.view.record(), navigated
+            )
             _store(state, episode, cost)
             raise
         _store(state, episode, cost)

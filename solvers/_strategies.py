@@ -9,10 +9,10 @@ strategy written outside the suite is a plug-in: any class that implements
 task's settings resolve before any model call (``spatialstale.protocol``);
 :func:`make_strategy` builds either kind for an episode.
 
-The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their flags in one of
-``FILTERS``: ``delete`` (the paper) drops a flagged entry from the view; ``unknown``
-keeps it in place as an :class:`UnknownEntry`, which lists the cell as unknown
-instead of repeating the flagged claim.
+The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their flags in
+the task's filter mode (``spatialstale.protocol``'s ``FILTER_MODES``, the memory seam):
+the paper's drops a flagged entry from the view; another may keep it without its claim
+(a ``WithheldEntry``).
 
 The audits of SelfVerify and OMCD are shown the grid as the agent sees it from where
 it stands (``Sight.seen``: under an extension that hides cells, such as fog, an auditor
@@ -23,13 +23,13 @@ still uses the truth: it is the oracle.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from inspect_ai.model import Model
 
 from spatialstale.env import Grid, Instance, MemoryEntry, Pos
-from spatialstale.protocol import AuditResult, Sight, plugin_strategy
+from spatialstale.protocol import AuditResult, Sight, filter_named, plugin_strategy
 
 from ._audit import Truth, batched_audit, selfverify_audit
 
@@ -55,7 +55,7 @@ class StrategyContext:
     selfverify_prompt: str
     structured: bool
     filter_mode: str
-    """How flags shape the view: one of ``FILTERS``."""
+    """How flags shape the view: the name of one of ``FILTER_MODES``."""
     verify_radius: int = 1
     """LocalVerify's reach: it audits the entries within this Chebyshev distance of the agent."""
 
@@ -94,28 +94,6 @@ class StrategyContext:
         )
 
 
-@dataclass(frozen=True)
-class UnknownEntry(MemoryEntry):
-    """A flagged entry kept in the view under ``filter=unknown``.
-
-    Its prompt line names the cell and the audit step that flagged it but not the
-    flagged claim, so the navigator knows memory holds nothing it can trust there.
-    It never equals the entry it replaces.
-    """
-
-    flagged_at: int
-
-    @property
-    def line(self) -> str:
-        if not self.is_cell:  # a distractor names no cell
-            return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at})"
-        return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at}) at ({self.row},{self.col})"
-
-    @classmethod
-    def of(cls, entry: MemoryEntry, step: int) -> UnknownEntry:
-        return cls(**{f.name: getattr(entry, f.name) for f in fields(entry)}, flagged_at=step)
-
-
 class MemoryStrategy(Protocol):
     """What the navigation loop asks of a memory strategy, built-in or plug-in.
 
@@ -132,7 +110,7 @@ class MemoryStrategy(Protocol):
       navigator before action ``step + 1`` (``step`` actions taken so far), given the
       live ``grid`` and the agent's position: a tuple of
       :class:`~spatialstale.env.MemoryEntry` (a subset of ``context.instance.memory``,
-      or :class:`UnknownEntry` in place of an entry), or None to show no memory
+      or a ``WithheldEntry`` in place of an entry), or None to show no memory
       section at all.
 
     Audits go through the context (:meth:`StrategyContext.audit`,
@@ -171,9 +149,7 @@ class _Strategy:
     def flagged_view(self, flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
         """The store with ``flags`` (entry id -> step of the audit that flagged it)
         applied in the context's filter mode."""
-        if self.context.filter_mode == "unknown":
-            return tuple(UnknownEntry.of(e, flags[e.id]) if e.id in flags else e for e in self.memory)
-        return tuple(e for e in self.memory if e.id not in flags)
+        return filter_named(self.context.filter_mode).apply(self.memory, flags)
 
 
 class NoMemory(_Strategy):

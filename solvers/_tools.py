@@ -1,4 +1,4 @@
-"""The tool-using navigator (``-T agent=tools``): one conversation per episode.
+"""The tool-using navigator's loop (``-T agent=tools``): one conversation per episode.
 
 The prompt navigator (``_navigation.run_episode``) makes one fresh call per step with
 the whole memory view in the prompt. The tool-using navigator plays the same episode
@@ -10,7 +10,7 @@ Inspect's ``@tool``:
   it returns the new observation, position and remaining budget, or the outcome when
   the episode ends.
 - ``recall(row, col)``: what the strategy's *current* memory view holds about a cell:
-  its entry line (an ``UNKNOWN`` line under ``filter=unknown``), that memory holds no
+  its entry line (a withheld entry's line under a filter mode that keeps them), that memory holds no
   entry there (a filter removed it), or, under NoMemory, that there is no memory.
 
 The loop is ours: ``model.generate(input=messages, tools=tools)`` then Inspect's
@@ -35,19 +35,23 @@ Rules for what is not a move (SPEC §7: a missing action falls back and is count
   choices) back; nothing a model calls can crash the sample. Every such call is counted.
 
 The episode is recorded as the prompt navigator records it (``Episode``/``StepRecord``),
-so the ``episode_outcome`` scorer and the report read it unchanged; it also holds the
-tool counts (``Episode.tools``). The prompt, the tools' names and ``recall``'s answers are
-the protocol's (``spatialstale.protocol``); the loop and its rules are here.
+so the ``episode_outcome`` scorer and the report read it unchanged; it also holds
+``agent`` and the tool counts (``tools``, in ``Episode.navigated``). The prompt, the tools'
+names and ``recall``'s answers are the protocol's (``spatialstale.protocol``); the loop,
+its rules and its plan for the dry run are here (:class:`ToolLoop`, :func:`tool_plan`).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
+    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     Content,
@@ -56,17 +60,20 @@ from inspect_ai.model import (
     Model,
     execute_tools,
 )
-from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
+from inspect_ai.solver import TaskState
+from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolDef, ToolError, ToolResult, tool
 from inspect_ai.util import span
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, greedy_action
+from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, Pos, cell_at, greedy_action
 from spatialstale.protocol import (
+    DEFAULT_TOOLS_PROMPT,
     EPISODE_OVER,
     MOVE_NAME,
     NAVIGATE_SCHEMA,
     NAVIGATE_TOOLS,
     NO_MEMORY_ANSWER,
     RECALL_NAME,
+    TOOL_NAVIGATOR,
     Episode,
     Sight,
     StepRecord,
@@ -123,6 +130,10 @@ class ToolCounts:
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
+
+    def record(self) -> dict[str, object]:
+        """What the episode's record adds: the navigator and these counts."""
+        return {"agent": TOOL_NAVIGATOR.name, "tools": self.to_dict()}
 
 
 def _text_or_parts(parts: list[Content]) -> ToolResult:
@@ -260,7 +271,7 @@ class ToolRun:
             self.view,
             self.reward,
             self.sight.view.record(),
-            tools=self.counts.to_dict(),
+            navigated=self.counts.record(),
         )
 
 
@@ -412,3 +423,77 @@ async def run_tool_episode(
                     )
                     messages.extend([note] if note else [])
     return run.episode()
+
+
+class ToolLoop:
+    """The tool navigator's loop as the solver plays it (``_navigators.NavigatorLoop``)."""
+
+    def __init__(self) -> None:
+        self.counts = ToolCounts()
+
+    async def play(
+        self,
+        state: TaskState,
+        env: DynamicFrozenLakeEnv,
+        strategy: MemoryStrategy,
+        navigator: Model,
+        *,
+        sight: Sight,
+        prompt: str,
+        structured: bool,
+        records: list[StepRecord],
+    ) -> Episode:
+        # the conversation is the sample's messages: the viewer's Messages tab shows it,
+        # and Inspect's message limit applies to it as to any agent's (the per-step
+        # navigator has no conversation); no schema is sent with tool calls
+        state.messages = []
+        return await run_tool_episode(
+            env,
+            strategy,
+            navigator,
+            sight=sight,
+            prompt=prompt,
+            records=records,
+            messages=state.messages,
+            counts=self.counts,
+        )
+
+    def record(self) -> dict[str, object]:
+        return self.counts.record()
+
+
+TOOL_CALL_ANSWER = '{"name": "move", "arguments": {"direction": "right"}}'
+"""A ``move`` call as the tool-using navigator's answer (and, later, its history)."""
+
+
+def tool_definitions() -> str:
+    """The ``move`` and ``recall`` tools as a provider receives them with every call
+    (name, description and JSON schema of each), for their tokens."""
+    defs = [ToolDef(make(None)) for make in (move_tool, recall_tool)]  # type: ignore[arg-type]
+    return json.dumps(
+        [
+            {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
+            for d in defs
+        ]
+    )
+
+
+def tool_plan(
+    size: int, start: Pos, situation: Callable[[int], list[Content]]
+) -> tuple[list[ChatMessage], list[ChatMessage], str]:
+    """The dry run's view of an episode's conversation: its opening (the tool
+    definitions, the system prompt and the observation of step 0), one exchange (a
+    ``move`` right and its result, the observation of step 1) and a turn's answer."""
+    opening: list[ChatMessage] = [
+        ChatMessageSystem(content=tool_definitions()),
+        system_message(DEFAULT_TOOLS_PROMPT, size, NAVIGATE_TOOLS),
+        user_message(situation(0)),
+    ]
+    exchange: list[ChatMessage] = [
+        ChatMessageAssistant(content=TOOL_CALL_ANSWER),
+        ChatMessageTool(
+            content=[ContentText(text=f"Moved right to ({start[0]},{start[1]})."), *situation(1)],
+            function=MOVE_NAME,
+        ),
+    ]
+    return opening, exchange, TOOL_CALL_ANSWER

@@ -1,7 +1,7 @@
 """What a study's samples ask, call by call, measured before anything is sent.
 
 Every prompt is built by the protocol's own builders (``audit_messages``,
-``selfverify_messages``, ``navigate_messages``) and the tool navigator's tools for the
+``selfverify_messages``, ``navigate_messages``; a conversing navigator's own plan) for the
 study's real instances, over the solvers' own plan of calls (``detection_windows``,
 ``batches_of``); only the answers are assumed. Images are not drawn: the builders are
 given a :class:`~spatialstale.protocol.Sight` whose image names what it shows, and an
@@ -40,20 +40,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageTool,
-    ContentImage,
-    ContentText,
-)
-from inspect_ai.tool import ToolDef
+from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText
 
 from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos
 from spatialstale.protocol import (
-    DEFAULT_TOOLS_PROMPT,
-    NAVIGATE_TOOLS,
     PROMPT_SETS,
     WHOLE_GRID,
     GridSettings,
@@ -72,19 +62,15 @@ from spatialstale.protocol import (
     navigate_messages,
     position_line,
     selfverify_messages,
-    system_message,
-    user_message,
     verdict_fields,
 )
-from spatialstale.solvers import batches_of, detection_windows, move_tool, recall_tool
+from spatialstale.solvers import Planner, batches_of, detection_windows, navigator_plan
 
 CHARS_PER_TOKEN = 4
 IMAGE_BASE_TOKENS = 85
 IMAGE_TILE_TOKENS = 170
 IMAGE_TILE_PX = 512
 NAVIGATE_ANSWER = '{"action": "RIGHT"}'
-TOOL_CALL_ANSWER = '{"name": "move", "arguments": {"direction": "right"}}'
-"""A ``move`` call as the tool-using navigator's answer (and, later, its history)."""
 CHAIN_PAIRS = 4
 """Pairs of consecutive calls measured in a chain longer than ``2 * CHAIN_PAIRS``."""
 WINDOWS_MEASURED = 2
@@ -426,41 +412,31 @@ class Asked:
 
         return chain(step_at, max_steps, self.meter)
 
-    def conversation(self, instance: Instance, max_steps: int) -> Calls:
-        """The tool-using navigator's calls of one episode: a turn a step, each a ``move``.
+    def conversation(self, plan: Planner, instance: Instance, max_steps: int) -> Calls:
+        """The calls of one episode of a navigator that converses: a turn a step.
 
-        Turn i sends the whole conversation so far: the tool definitions, the system
-        prompt, the opening observation and i exchanges (a ``move`` call and its result:
-        the step's outcome, observation, position and budget), so the prompt grows by
-        one exchange a turn and all but the newest exchange is the previous turn's prompt
-        (cached). An exchange is measured on the first step and taken as the same length
-        on every later one (the agent at S, as for the per-step navigator).
+        Turn i sends the whole conversation so far: the plan's opening (for the tool
+        navigator: its tool definitions, the system prompt and the opening observation)
+        and i exchanges (a ``move`` call and its result: the step's outcome,
+        observation, position and budget), so the prompt grows by one exchange a turn
+        and all but the newest exchange is the previous turn's prompt (cached). An
+        exchange is measured on the first step and taken as the same length on every
+        later one (the agent at S, as for the per-step navigator).
         """
         start = instance.start
 
-        def situation(step: int) -> list[ContentText | ContentImage]:
+        def situation(step: int) -> list[Content]:
             parts = self.sight.for_instance(instance).content(self.seen(instance, instance.grid_after(step)), start)
-            return [*parts, ContentText(text=position_line(start, instance.goal, max_steps - step))]  # type: ignore[list-item]
+            return [*parts, ContentText(text=position_line(start, instance.goal, max_steps - step))]
 
-        opening: list[ChatMessage] = [
-            ChatMessageSystem(content=tool_definitions()),
-            system_message(DEFAULT_TOOLS_PROMPT, instance.size, NAVIGATE_TOOLS),
-            user_message(situation(0)),  # type: ignore[arg-type]
-        ]
-        exchange: list[ChatMessage] = [
-            ChatMessageAssistant(content=TOOL_CALL_ANSWER),
-            ChatMessageTool(
-                content=[ContentText(text=f"Moved right to ({start[0]},{start[1]})."), *situation(1)],
-                function="move",
-            ),
-        ]
+        opening, exchange, answer = plan(instance.size, start, situation)
         base, grow, turns = self.meter.prompt(opening), self.meter.prompt(exchange), max_steps
         # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
         cached = [0] + [self.meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
         return Calls(
             turns,
             turns * base + grow * turns * (turns - 1) // 2,
-            turns * self.meter.count(TOOL_CALL_ANSWER),
+            turns * self.meter.count(answer),
             sum(cached),
             sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
             sum(1 for c in cached if c > 0),
@@ -469,8 +445,9 @@ class Asked:
 
     def episode(self, instance: Instance, strategy: str, settings: NavigationSettings) -> tuple[Calls, Calls]:
         """(navigator, auditor) upper bounds of one episode of ``strategy``."""
-        if settings.agent == "tools":
-            navigator = self.conversation(instance, settings.max_steps)
+        plan = navigator_plan(settings.agent)
+        if plan is not None:
+            navigator = self.conversation(plan, instance, settings.max_steps)
         else:
             view = None if strategy == "nomemory" else instance.memory
             navigator = self.steps(instance, view, settings.max_steps)
@@ -495,15 +472,3 @@ class Asked:
         """
         reach = min((2 * radius + 1) ** 2, len(instance.memory))
         return self.audit(instance, instance.initial_grid, instance.memory[:reach]) * max_steps
-
-
-def tool_definitions() -> str:
-    """The ``move`` and ``recall`` tools as a provider receives them with every call
-    (name, description and JSON schema of each), for their tokens."""
-    defs = [ToolDef(make(None)) for make in (move_tool, recall_tool)]  # type: ignore[arg-type]
-    return json.dumps(
-        [
-            {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
-            for d in defs
-        ]
-    )

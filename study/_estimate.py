@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
 
 from spatialstale.env import CELL_PX, make_instance
-from spatialstale.protocol import NavigationSettings, dry_run_notes
+from spatialstale.protocol import NavigationSettings, dry_run_notes, navigator
 
 from ._calls import (
     ANY_PREFIX,
@@ -252,8 +252,10 @@ def _row_cost(row: PlanRow, prices: Prices) -> float | None:
 def _counts(estimate: TaskEstimate) -> str:
     if estimate.sampled:
         return f"estimate ({estimate.measured_seeds} of {len(estimate.spec.settings.seeds)} seeds)"
-    if getattr(estimate.spec.settings, "agent", None) == "tools":
-        return "estimate (a turn a step)"  # recall turns come on top; early ends come off
+    agent = getattr(estimate.spec.settings, "agent", None)
+    counts = navigator(agent).dry_run_counts() if agent is not None else None
+    if counts is not None:
+        return counts
     return "exact" if estimate.exact else "upper bound"
 
 
@@ -575,11 +577,6 @@ def format_plan(
     specs = [r.estimate.spec for r in rows if r.estimate.spec.kind == "navigation"]
     # each extension's note once, however many of the tasks it applies to
     out += dict.fromkeys(note for spec in specs for note in dry_run_notes(spec.kind, spec.settings.extension_args()))
-    if any(getattr(spec.settings, "agent", None) == "tools" for spec in specs):
-        out.append(
-            "Agent tools: one conversation an episode, a turn a step (each a move call); every turn resends the "
-            "conversation so far (tool definitions, system prompt, opening observation, one exchange per earlier "
-            "move), so its prompt grows a step at a time and all but the newest exchange is cacheable. Recall "
-            "calls add turns on top, episodes that end early take turns off: an estimate, not a bound."
-        )
+    agents = dict.fromkeys(spec.settings.agent for spec in specs if isinstance(spec.settings, NavigationSettings))
+    out += [note for agent in agents if (note := navigator(agent).dry_run_note()) is not None]
     return "\n".join(out)

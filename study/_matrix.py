@@ -146,7 +146,7 @@ class TaskSpec:
     @property
     def name(self) -> str:
         """A short label: ``detection L1 text B=10`` (``... B=10 n=16`` on a 16x16 grid) or
-        ``navigation L2 text omcd filter=unknown agent=tools``."""
+        ``navigation L2 text omcd max_steps=40``."""
         changed = [
             f"{a.name}={a.show(getattr(self.settings, a.name))}"
             for a in beyond_paper(self.kind)

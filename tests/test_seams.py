@@ -13,13 +13,20 @@ from pathlib import Path
 import pytest
 
 from spatialstale.protocol import (
+    DELETE,
     EXTENSIONS,
+    FILTER_MODES,
+    NAVIGATION,
+    NAVIGATORS,
+    PROMPT_NAVIGATOR,
     AuditResult,
     DetectionSettings,
     Extension,
     NavigationSettings,
     axes_of,
     every_verdict_field,
+    filter_named,
+    navigator,
 )
 from spatialstale.protocol._extensions import extension_names
 from spatialstale.solvers import detect, navigate
@@ -52,12 +59,44 @@ NAMED_BY = {
         "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
         "report/_sections_k.py": "the report's App. K edits part (the report section is not behind a seam yet)",
     },
+    "tools": {
+        "protocol/_tool_navigator.py": "the navigator itself: its prompt, tool names, recall answers, dry-run notes",
+        "protocol/_navigators.py": "the registry of navigators (-T agent), the only place in protocol that names them",
+        "protocol/__init__.py": "the public names the loop and the reference agents share (tools' names, answers)",
+        "solvers/_tools.py": "its loop: the conversation, the move and recall tools, their rules, its dry-run plan",
+        "solvers/_navigators.py": "the registry of loops, the only place in solvers that names them",
+        "agents/_tools.py": "the reference agents' answers to its turns (a test double beside the product)",
+    },
+    "unknown": {
+        "protocol/_filter_modes.py": "the filter mode itself: UnknownEntry and its line",
+        "protocol/_extensions.py": "the registry of filter modes (-T filter)",
+        "solvers/_episode.py": "the step table's line for the record's unknown_in_view count (its text is in the logs)",
+        "agents/_perception.py": "the reference agents read an UNKNOWN line as a model would (a test double)",
+        "agents/_policies.py": "the reference agents' plans treat an UNKNOWN cell as no memory (a test double)",
+    },
 }
 """Where each extension's axes may be named, and why."""
 
 NAMED_AS = {"crops": ("crop",)}
 """The word that names an extension whose axis is a common word (``memory`` is named
 everywhere; its value ``crops`` names the extension), matched in any letter case."""
+
+
+MARKS = {
+    "tools": (
+        '"tools"',
+        "agent=tools",
+        "TOOL_NAVIGATOR",
+        "DEFAULT_TOOLS_PROMPT",
+        "NAVIGATE_TOOLS",
+        "MOVE_NAME",
+        "ToolLoop",
+    ),
+    "unknown": ("UnknownEntry", "filter=unknown", "UNKNOWN (flagged", "_filter_modes"),
+}
+"""What names each navigator (``-T agent``) and filter mode (``-T filter``) other than the
+paper's: identifiers unique to it, since its value alone (``tools``, ``unknown``) is a
+common word."""
 
 
 def sources() -> list[Path]:
@@ -123,3 +162,34 @@ def test_each_verdict_field_is_a_key_of_its_own() -> None:
     assert len(set(records)) == len(records)
     window_keys = set(AuditResult.__dataclass_fields__) | {"grid", "truth"}  # DetectionWindow.to_dict's own
     assert not set(records) & window_keys
+
+
+@pytest.mark.parametrize(
+    "plugin", [n.name for n in NAVIGATORS if n != PROMPT_NAVIGATOR] + [m.name for m in FILTER_MODES if m != DELETE]
+)
+def test_the_core_names_no_navigator_or_filter_mode(plugin: str) -> None:
+    marks = MARKS[plugin]
+    naming = {str(path.relative_to(ROOT)) for path in sources() if any(mark in path.read_text() for mark in marks)}
+    allowed = NAMED_BY[plugin]
+    assert naming <= set(allowed), f"{sorted(naming - set(allowed))} name {plugin}: use the seams"
+    assert len(naming) <= MAX_FILES
+
+
+def test_the_agent_axis_is_the_registry_of_navigators() -> None:
+    names = tuple(n.name for n in NAVIGATORS)
+    assert NAVIGATORS[0] is PROMPT_NAVIGATOR and NAVIGATION.agent == PROMPT_NAVIGATOR.name
+    assert next(a for a in axes_of(NavigationSettings) if a.name == "agent").values == names
+    with pytest.raises(ValueError, match=f"agent must be one of {', '.join(names)}; got 'chat'"):
+        navigate(agent="chat")
+    with pytest.raises(ValueError, match="agent must be one of"):
+        navigator("chat")
+
+
+def test_the_filter_axis_is_the_registry_of_filter_modes() -> None:
+    names = tuple(m.name for m in FILTER_MODES)
+    assert FILTER_MODES[0] is DELETE and NAVIGATION.filter == DELETE.name
+    assert next(a for a in axes_of(NavigationSettings) if a.name == "filter").values == names
+    with pytest.raises(ValueError, match=f"filter must be one of {', '.join(names)}; got 'drop'"):
+        navigate(filter_mode="drop")
+    with pytest.raises(ValueError, match="filter must be one of"):
+        filter_named("drop")

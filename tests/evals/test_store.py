@@ -51,7 +51,8 @@ def test_each_record_in_the_store_is_what_the_score_logs(logs: dict[str, EvalLog
                 record = NavigationRecord(store=store)
                 assert record.episode is not None and record.cost is not None
                 assert record.episode.to_dict() | {"cost": record.cost.to_dict()} == logged.metadata
-                assert record.episode.tools is not None and record.episode.tools["moves"] == record.episode.steps
+                tools = (record.episode.navigated or {})["tools"]
+                assert isinstance(tools, dict) and tools["moves"] == record.episode.steps
             else:
                 windows = (DetectionRecord if name == "detection" else PerceptionRecord)(store=store)
                 assert windows.windows is not None

@@ -164,7 +164,7 @@ def test_a_misbehaving_tool_model_is_scored_with_every_misstep_counted(tmp_path:
             "over_budget": RECALLS_PER_TURN * 7 - 64,
             "after_end": 2,
         }
-        assert stored_episode(sample).tools == score.metadata["tools"]
+        assert (stored_episode(sample).navigated or {})["tools"] == score.metadata["tools"]
         # the two answers without a tool call and the stalled step fell back to greedy steps
         assert score.value["fallbacks"] == 3 == score.value["unreadable"]
         assert [r["parsed"] for r in score.metadata["records"]] == [False, False, True, False, True]
@@ -235,8 +235,8 @@ def test_a_message_limit_ends_the_conversation_and_the_episode_is_scored(tmp_pat
     assert isinstance(score.value, dict) and score.value["limit"] == 1
     # system + first observation, then an assistant message and a tool result per move
     assert 0 < score.value["steps"] == (12 - 2) // 2
-    tools = stored_episode(sample).tools
-    assert tools is not None and tools["moves"] == score.value["steps"]
+    tools = (stored_episode(sample).navigated or {})["tools"]
+    assert isinstance(tools, dict) and tools["moves"] == score.value["steps"]
     # the episode record keeps the agent and its counts as far as the episode went
     assert score.metadata is not None and score.metadata["agent"] == "tools"
     assert score.metadata["tools"]["moves"] == score.value["steps"]

@@ -67,7 +67,7 @@ EPISODE = Episode(
     died_on_stale=True,
     final_grid=GRID,
     observed={"view_radius": 1},
-    tools={"turns": 3, "moves": 2},
+    navigated={"agent": "tools", "tools": {"turns": 3, "moves": 2}},
 )
 
 
@@ -94,7 +94,7 @@ def test_the_log_form_of_an_episode() -> None:
         and logged["trajectory"] == [[0, 0], [0, 1], [1, 1]]
     )
     assert (logged["fallbacks"], logged["ambiguous"], logged["audit_calls"], logged["audit_unanswered"]) == (1, 1, 4, 2)
-    # the tool navigator's episode names it and its counts, last
+    # what a navigator other than the paper's adds (the tool navigator: itself and its counts), last
     assert list(logged)[-2:] == ["agent", "tools"] and logged["tools"] == {"turns": 3, "moves": 2}
     plain = Episode(outcome="timeout", steps=0, reward=0.0, records=(), audits=())
     assert "view_radius" not in plain.to_dict() and "tools" not in plain.to_dict()
