@@ -7,8 +7,8 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
-from spatialstale.protocol import DEFAULT_PROMPTS, DetectionSettings
-from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, stale_f1
+from spatialstale.protocol import DEFAULT_PROMPTS, DetectionSettings, active_extensions
+from spatialstale.scorers import EDIT_METRICS, detection_metrics, stale_f1
 from spatialstale.solvers import detect, freeze_startup_heap
 
 VERSION = 3
@@ -91,6 +91,7 @@ def detection(
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
     """
     settings = DetectionSettings.read(locals())
+    extensions = active_extensions(settings.kind, settings.values())
     freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=grid_samples(settings, task="Audit the memory of"),
@@ -104,12 +105,9 @@ def detection(
             edits=settings.edits,
         ),
         scorer=stale_f1(),
-        # distractor_flag_rate only with distractors: the default log keeps its metrics
-        metrics=[
-            *(DISTRACTOR_METRICS if settings.distractors else DETECTION_METRICS),
-            *(EDIT_METRICS if settings.edits else ()),
-        ]
-        if settings.distractors or settings.edits
+        # an extension's metrics (distractor_flag_rate) only when it is on: the default log keeps its metrics
+        metrics=[*detection_metrics(extensions), *(EDIT_METRICS if settings.edits else ())]
+        if extensions or settings.edits
         else None,
         version=VERSION,
         metadata=settings.task_metadata(),

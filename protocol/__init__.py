@@ -7,7 +7,9 @@
 - the answer readers (``_answers``, ``_cells``, ``_edits`` over the grammar of
   ``_scan``) and the edit judgments;
 - the seams (``_seams``): the pipeline's stages an extension plugs into, and the
-  registry of the extensions (``_extensions``; fog, ``_fog``, is the first);
+  registry of the extensions (``_extensions``; each one module, fog's ``_fog`` the
+  first), with the pure types a score's counts and a task's metrics are declared with
+  (``_measures``);
 - the records a solver hands its scorer, and the sample-store models that carry them
   (``_records``);
 - the errors a user sees as one line (``_errors``) and the strategy names a task reads,
@@ -33,7 +35,24 @@ from ._axes import Axis, axes_of
 from ._cells import PerceptionParse, read_perception
 from ._edits import EDIT_JUDGMENTS, edit_counts, judge_edit
 from ._errors import QuietExit, TaskParameterError
-from ._extensions import EXTENSIONS, dry_run_notes, extension_values, extension_view
+from ._extensions import (
+    EXTENSIONS,
+    active_extensions,
+    dry_run_notes,
+    extension_audit_notes,
+    extension_audit_result,
+    extension_counts,
+    extension_entry_ids,
+    extension_instance,
+    extension_instance_metadata,
+    extension_metrics,
+    extension_score_counts,
+    extension_score_notes,
+    extension_values,
+    extension_view,
+    extension_wrong_results,
+)
+from ._measures import MEAN, POOLED, SAMPLES, SD, Combined, Count, Measure, Rate, TaskMetric, pooled_rate
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -130,6 +149,7 @@ __all__ = [
     "EXTENSIONS",
     "FILTERS",
     "GRID",
+    "MEAN",
     "MODALITIES",
     "MOVE_NAME",
     "NAVIGATE_SCHEMA",
@@ -139,9 +159,12 @@ __all__ = [
     "NO_MEMORY_ANSWER",
     "OUTCOMES",
     "PERCEPTION",
+    "POOLED",
     "PROMPT_KINDS",
     "PROMPT_SETS",
     "RECALL_NAME",
+    "SAMPLES",
+    "SD",
     "SETTINGS",
     "SIZE_PLACEHOLDER",
     "WHOLE_GRID",
@@ -150,12 +173,15 @@ __all__ = [
     "AuditResult",
     "Axis",
     "CallCost",
+    "Combined",
+    "Count",
     "DetectionRecord",
     "DetectionSettings",
     "DetectionWindow",
     "Episode",
     "Extension",
     "GridSettings",
+    "Measure",
     "NavigationRecord",
     "NavigationSettings",
     "PerceptionParse",
@@ -165,11 +191,14 @@ __all__ = [
     "Pictures",
     "PromptSet",
     "QuietExit",
+    "Rate",
     "SelfVerifyParse",
     "Sight",
     "StepRecord",
+    "TaskMetric",
     "TaskParameterError",
     "View",
+    "active_extensions",
     "all_cells",
     "answer_config",
     "audit_messages",
@@ -180,8 +209,18 @@ __all__ = [
     "crops_prompt",
     "dry_run_notes",
     "edit_counts",
+    "extension_audit_notes",
+    "extension_audit_result",
+    "extension_counts",
+    "extension_entry_ids",
+    "extension_instance",
+    "extension_instance_metadata",
+    "extension_metrics",
+    "extension_score_counts",
+    "extension_score_notes",
     "extension_values",
     "extension_view",
+    "extension_wrong_results",
     "fill_prompt",
     "judge_edit",
     "navigate_messages",
@@ -192,6 +231,7 @@ __all__ = [
     "perception_messages",
     "perception_schema",
     "plugin_strategy",
+    "pooled_rate",
     "position_line",
     "prompt_hash",
     "read_action",

@@ -17,7 +17,7 @@ from spatialstale.env import FULL_VIEW, Grid, Pos, fog
 
 from ._axes import axis
 from ._errors import TaskParameterError
-from ._seams import View
+from ._seams import Extension, View
 
 NAME = "view_radius"
 
@@ -71,7 +71,7 @@ class Fog:
 
 
 @dataclass(frozen=True)
-class FogExtension:
+class FogExtension(Extension):
     name: str = "fog"
     kinds: tuple[str, ...] = ("navigation",)
     axes: type = FogAxes

@@ -38,15 +38,16 @@ from inspect_ai.analysis import ColumnError, EvalColumn, SampleColumn, evals_df,
 from inspect_ai.log import EvalLog, EvalSample, EvalSampleLimit, EvalSampleSummary, list_eval_logs, read_eval_log
 
 from spatialstale.env import DEFAULT_SIZE
-from spatialstale.protocol import EDIT_JUDGMENTS, OUTCOMES, SETTINGS, Axis, axes_of
+from spatialstale.protocol import EDIT_JUDGMENTS, OUTCOMES, SETTINGS, Axis, axes_of, extension_counts
 from spatialstale.scorers import implied_detection
 
 SCORERS = {"detection": "stale_f1", "navigation": "episode_outcome", "perception": "perception_accuracy"}
 """The scorer of each task kind, whose values the tables read."""
 EDIT_COUNTS = tuple(f"edits_{judgment}" for judgment in EDIT_JUDGMENTS)
 """Each truly stale entry is exactly one of these (``-T edits=true``), as the scorer names them."""
-EXTENSION_COUNTS = ("distractors_flagged", "distractor_judgments", *EDIT_COUNTS)
-"""Detection's counts of the App. K runs (NaN in a run without distractors or edits)."""
+EXTENSION_COUNTS = (*(c.key for c in extension_counts("detection")), *EDIT_COUNTS)
+"""Detection's counts of the App. K runs: the extensions' (``Extension.counts``) and the
+edits' (NaN in a run without them)."""
 FLAG_CELLS = ("SAFE_safe", "SAFE_hole", "DANGER_hole", "DANGER_safe")
 """Claim x current truth: SAFE_hole is a thaw (deadly stale), DANGER_safe a freeze."""
 

@@ -4,16 +4,24 @@ Every rate and metric is declared once, in ``_rates`` (:data:`METRICS`,
 :data:`SCORE_RATES`, :data:`COUNTS`); the scorers and the tasks' metrics are built from it.
 """
 
+from spatialstale.protocol import SAMPLES, Combined, Count, Rate, TaskMetric
+
 from ._metrics import declared
 from ._probe import cell_class, implied_detection, perception_accuracy, perception_breakdown
 from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
-from ._rates import COUNTS, METRICS, SAMPLES, SCORE_RATES, Combined, Count, Rate, TaskMetric, metrics_markdown
-from ._scorers import DETECTION_METRICS, DISTRACTOR_METRICS, EDIT_METRICS, claims_from_g0, episode_outcome, stale_f1
+from ._rates import COUNTS, METRICS, SCORE_RATES, metrics_markdown
+from ._scorers import (
+    DETECTION_METRICS,
+    EDIT_METRICS,
+    claims_from_g0,
+    detection_metrics,
+    episode_outcome,
+    stale_f1,
+)
 
 __all__ = [
     "COUNTS",
     "DETECTION_METRICS",
-    "DISTRACTOR_METRICS",
     "EDIT_METRICS",
     "METRICS",
     "SAMPLES",
@@ -28,6 +36,7 @@ __all__ = [
     "confusion",
     "declared",
     "detection_breakdown",
+    "detection_metrics",
     "episode_outcome",
     "implied_detection",
     "metrics_markdown",

@@ -15,24 +15,23 @@ writes them (``tests/test_docs.py`` fails when the two differ).
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-SAMPLES = "samples"
-"""The count of the samples themselves (1 a sample): the denominator of a share of
-samples, such as ``limit_rate`` or navigation's ``success``."""
-
-
-@dataclass(frozen=True)
-class Count:
-    """A score value that counts: the unit it counts in, and what one of them is."""
-
-    key: str
-    unit: str
-    meaning: str
+from spatialstale.protocol import (
+    MEAN,
+    POOLED,
+    SAMPLES,
+    SD,
+    Combined,
+    Count,
+    Measure,
+    Rate,
+    TaskMetric,
+    extension_counts,
+    extension_metrics,
+    pooled_rate,
+)
 
 
 def _counts(*counts: Count) -> dict[str, Count]:
@@ -59,21 +58,21 @@ COUNTS: dict[str, dict[str, Count]] = {
         Count(
             "unanswered",
             "entry judgments",
-            "an entry left without a verdict, distractors included (so left unflagged; every entry of a batch "
-            "a sample limit kept from being asked too)",
+            "an entry left without a verdict, entries about no cell included (so left unflagged; every entry of "
+            "a batch a sample limit kept from being asked too)",
         ),
         Count(
             "conflicting",
             "entry judgments",
-            "an entry given contradicting verdicts, distractors included (left unflagged)",
+            "an entry given contradicting verdicts, entries about no cell included (left unflagged)",
         ),
         Count(
             "judgments",
             "entry judgments",
-            "an entry of the store judged in a window: n² cell entries and K distractors, every window",
+            "an entry of the store judged in a window: n² cell entries and any entries about no cell, every window",
         ),
-        Count("distractors_flagged", "distractor judgments", "a distractor flagged stale (`-T distractors=K`)"),
-        Count("distractor_judgments", "distractor judgments", "a distractor judged in a window: K every window"),
+        # an extension's counts (``Extension.counts``) come after the entries', before the samples'
+        *extension_counts("detection"),
         Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
         Count(SAMPLES, "samples", "a sample: one seed"),
     ),
@@ -114,111 +113,7 @@ COUNTS: dict[str, dict[str, Count]] = {
 """The counts of each task's scores that a rate divides, by task kind and score value."""
 
 
-def _total(values: Sequence[Mapping[str, Any]], keys: tuple[str, ...]) -> float:
-    total = 0.0
-    for value in values:
-        for key in keys:
-            if key == SAMPLES:
-                total += 1
-            elif isinstance(value.get(key), int | float) and not math.isnan(value[key]):
-                total += float(value[key])
-    return total
-
-
-@dataclass(frozen=True)
-class Rate:
-    """``numerator / denominator``: each the sum of the score values it names.
-
-    A sample's rate divides its own counts; pooled over samples, the summed counts.
-    0/0 is NaN, unless ``clean`` names a count: then 1.0 when that count is 0 too
-    (nothing to get wrong at all), else 0.0 (precision and recall's empty-set rule).
-    ``bounded`` rates lie in [0, 1] (both sides count one unit, the numerator a part
-    of the denominator); the others are means, such as steps per successful episode.
-    """
-
-    name: str
-    numerator: tuple[str, ...]
-    denominator: tuple[str, ...]
-    clean: str | None = None
-    bounded: bool = True
-
-    def of(self, value: Mapping[str, Any]) -> float:
-        """The rate of one sample's score values."""
-        return self.over([value])
-
-    def over(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The rate of the samples' summed counts."""
-        den = _total(values, self.denominator)
-        if den:
-            return _total(values, self.numerator) / den
-        if self.clean is None:
-            return math.nan
-        return 1.0 if _total(values, (self.clean,)) == 0 else 0.0
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """Every count it reads."""
-        return (*self.numerator, *self.denominator, *((self.clean,) if self.clean else ()))
-
-
-@dataclass(frozen=True)
-class Combined:
-    """A value made of two rates: ``f1`` (their harmonic mean, 0.0 when both are 0) or
-    ``mean`` (the mean of those that are not NaN; NaN when neither is defined)."""
-
-    name: str
-    parts: tuple[Rate, Rate]
-    how: str
-
-    def _combine(self, a: float, b: float) -> float:
-        if self.how == "f1":
-            return 2 * a * b / (a + b) if a + b > 0 else 0.0
-        defined = [x for x in (a, b) if not math.isnan(x)]
-        return statistics.fmean(defined) if defined else math.nan
-
-    def of(self, value: Mapping[str, Any]) -> float:
-        """The value of one sample's rates."""
-        return self._combine(*(part.of(value) for part in self.parts))
-
-    def over(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The value of the rates pooled over the samples."""
-        return self._combine(*(part.over(values) for part in self.parts))
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(k for part in self.parts for k in part.keys)
-
-
-Measure = Rate | Combined
-
-POOLED, MEAN, SD = "pooled", "mean", "sd"
-
-
-@dataclass(frozen=True)
-class TaskMetric:
-    """A metric of a task: ``measure`` pooled over the samples' summed counts
-    (``pooled``), or the mean (``mean``) or sample standard deviation (``sd``, ddof=1;
-    0.0 with one sample) over the samples of each one's value (NaN left out).
-    ``only`` names the option that adds it (``distractors``, ``edits``); None: always."""
-
-    name: str
-    measure: Measure
-    over: str = POOLED
-    only: str | None = None
-
-    def value(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The metric over the score values of the samples."""
-        if self.over == POOLED:
-            return self.measure.over(values)
-        # each sample's value as its score holds it (the mean of its epochs' values)
-        each = [float(v[self.measure.name]) for v in values if isinstance(v.get(self.measure.name), int | float)]
-        each = [x for x in each if not math.isnan(x)]
-        if self.over == MEAN:
-            return statistics.fmean(each) if each else math.nan
-        return statistics.stdev(each) if len(each) > 1 else 0.0
-
-
-# detection, per sample (the cell entries alone; distractors have their own rate)
+# detection, per sample (the cell entries alone; an extension's entries have their own rates)
 PRECISION = Rate("precision", ("tp",), ("tp", "fp"), clean="fn")
 RECALL = Rate("recall", ("tp",), ("tp", "fn"), clean="fp")
 F1 = Combined("f1", (PRECISION, RECALL), "f1")
@@ -242,8 +137,7 @@ SCORE_RATES: dict[str, tuple[Measure, ...]] = {
 ``-T edits=true``, when its counts are there)."""
 
 
-def _pooled(name: str, numerator: str, denominator: str, *, bounded: bool = True) -> Rate:
-    return Rate(name, (numerator,), (denominator,), bounded=bounded)
+_pooled = pooled_rate
 
 
 def _unread(task: str) -> tuple[TaskMetric, ...]:
@@ -264,11 +158,7 @@ METRICS: dict[str, tuple[TaskMetric, ...]] = {
         TaskMetric("micro_recall", RECALL),
         TaskMetric("micro_f1", F1),
         *_unread("detection"),
-        TaskMetric(
-            "distractor_flag_rate",
-            _pooled("distractor_flag_rate", "distractors_flagged", "distractor_judgments"),
-            only="distractors",
-        ),
+        *extension_metrics("detection"),
         TaskMetric("edit_accuracy", EDIT_ACCURACY, only="edits"),
     ),
     "navigation": (
@@ -331,7 +221,7 @@ def _unit(task: str, measure: Measure) -> str:
     return top if top == bottom else f"{top} per {bottom.removesuffix('s')}"
 
 
-_ONLY = {"distractors": " (with `-T distractors=K`, K > 0)", "edits": " (with `-T edits=true`)"}
+_ONLY = {"edits": "with `-T edits=true`"}
 
 
 def _over(m: TaskMetric) -> str:
@@ -357,7 +247,8 @@ def metrics_markdown(task: str) -> str:
             unit = _unit(task, m.measure)
         else:
             top, bottom, empty, unit = "-", "-", "-", "-"
-        lines.append(f"| `{m.name}`{_ONLY.get(m.only or '', '')} | {top} | {bottom} | {empty} | {unit} | {_over(m)} |")
+        when = m.when or _ONLY.get(m.only or "", "")
+        lines.append(f"| `{m.name}`{f' ({when})' if when else ''} | {top} | {bottom} | {empty} | {unit} | {_over(m)} |")
     if SCORE_RATES[task]:
         lines += ["", "| rate of each sample's score | numerator | denominator | 0/0 | unit |", "|---|---|---|---|---|"]
         lines += [f"| `{m.name}` | {' | '.join(_sides(m))} | {_unit(task, m)} |" for m in SCORE_RATES[task]]

@@ -5,7 +5,8 @@ batch order (``_batches``, which the perception probe shares): a span per batch 
 one table of every verdict per audit. Given the audit's :class:`Truth` (the instance's
 labels, fixed before any call), the table also shows beside each verdict whether the
 entry is stale and why, and marks it a hit, a miss, a false alarm or a correct keep
-(a distractor: flagged or kept, counted apart as the score counts it).
+(an extension's entry about no cell as the extension marks it, counted apart as the
+score counts it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from spatialstale.protocol import (
     answer_config,
     audit_messages,
     audit_schema,
+    extension_audit_notes,
+    extension_audit_result,
+    extension_wrong_results,
     judge_edit,
     parse_audit,
     parse_selfverify,
@@ -45,12 +49,7 @@ flagged (hit) or kept (miss), a valid entry flagged (false alarm) or kept (corre
 keep); the score's ``tp``, ``fn``, ``fp`` and ``tn``. An entry left unanswered or given
 conflicting verdicts is kept, as the scorer counts it."""
 
-DISTRACTOR_RESULTS = ("distractor flagged", "distractor kept")
-"""How it marks a distractor's (``-T distractors=K``): never stale, so flagged is wrong;
-counted apart from the cell entries, as the score counts ``distractors_flagged`` apart
-from ``fp``."""
-
-WRONG = ("miss", "false alarm", "distractor flagged")
+WRONG = ("miss", "false alarm", *extension_wrong_results())
 """The results an audit table names in its summary line and shows in bold."""
 
 
@@ -91,9 +90,10 @@ class Truth:
         return judge_edit(edit if flagged else None, entry.pos, now_hole)
 
     def result(self, entry: MemoryEntry, flagged: bool) -> str:
-        """One of :data:`RESULTS` for a cell entry, of :data:`DISTRACTOR_RESULTS` for a distractor."""
-        if not entry.is_cell:
-            return DISTRACTOR_RESULTS[0] if flagged else DISTRACTOR_RESULTS[1]
+        """One of :data:`RESULTS` for a cell entry; an extension's entry as the extension
+        marks it (``Extension.audit_result``)."""
+        if (mark := extension_audit_result(entry, flagged)) is not None:
+            return mark
         if entry.id in self.stale:
             return "hit" if flagged else "miss"
         return "false alarm" if flagged else "correct keep"
@@ -171,7 +171,7 @@ async def batched_audit(
     to keep the answered batches when a sample limit interrupts the audit, and the
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
     false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
-    then the distractors flagged and kept, and naming the entries judged wrong; it
+    then the extensions' entries apart (``Extension.audit_note``), and naming the entries judged wrong; it
     changes no judgment. With ``pictures`` (``-T memory=crops``) each entry is shown as
     its crop. With ``edits`` (``-T edits=true``) the schema asks for an ``edit`` of each
     stale verdict, the edits are read into the tally and the table shows each one
@@ -210,15 +210,12 @@ async def batched_audit(
         return f" ({shown})" if ids else ""
 
     def summary() -> list[str]:
-        # in the score's units: the cell entries' tp, fn, fp, tn, then the distractors apart
+        # in the score's units: the cell entries' tp, fn, fp, tn, then an extension's entries apart
         if truth is None:
             return []
         counts = [f"{results[r]} {r}{_plural(r, results[r])}{named(r)}" for r in RESULTS]
         line = "**Against the truth:** " + ", ".join(counts)
-        distractors = sum(results[r] for r in DISTRACTOR_RESULTS)
-        if distractors:
-            flagged, kept = (results[r] for r in DISTRACTOR_RESULTS)
-            line += f"; of the {distractors} distractors, {flagged} flagged{named(DISTRACTOR_RESULTS[0])}, {kept} kept"
+        line += "".join(f"; {note}" for note in extension_audit_notes(results, named))
         return [line + "."]
 
     await ask_in_batches(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
 
 from spatialstale.env import CELL_PX, make_instance
-from spatialstale.protocol import NavigationSettings, dry_run_notes
+from spatialstale.protocol import NavigationSettings, dry_run_notes, extension_instance
 
 from ._calls import (
     ANY_PREFIX,
@@ -81,7 +81,7 @@ def estimate_task(
     asked = Asked.of(spec.settings, count, cache)
     navigator = auditor = Calls()
     for seed in measured:
-        instance = make_instance(seed, spec.regime, spec.settings.size, getattr(spec.settings, "distractors", 0))
+        instance = extension_instance(make_instance(seed, spec.regime, spec.settings.size), spec.settings.values())
         if not isinstance(spec.settings, NavigationSettings):
             auditor += asked.detection_sample(instance)
             continue

@@ -327,8 +327,8 @@ def study_matrix(
     combination of the values of its own axes (default: the paper's value alone).
     ``sizes`` (default: ``size`` alone) runs the whole matrix once per grid side.
 
-    A combination the task refuses (its settings' own validation: memory ``crops``
-    needs an image of the grid and no distractors) is skipped, with the task's reason;
+    A combination the task refuses (its settings' own validation and its extensions'
+    checks: memory ``crops`` needs an image of the grid) is skipped, with the task's reason;
     so is a filter mode other than ``delete`` for a strategy it does not change (only
     ``FILTERING`` flag entries: NoMemory and NoFilter would repeat their ``delete``
     runs). :func:`skipped_lines` says what was skipped.

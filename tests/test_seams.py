@@ -27,6 +27,14 @@ NAMED_BY = {
         "report/_navigation_stats.py": "the report's columns (the report section is not behind a seam yet)",
         "report/_sections_beyond.py": "the report's fog section (likewise)",
     },
+    "distractors": {
+        "env/_distractor_bank.py": "the world's part: the versioned bank (env/data/distractors) and the draw",
+        "protocol/_extensions.py": "the registry, the one place that lists the extensions",
+        "protocol/_distractors.py": "the extension itself",
+        "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
+        "evals/navigation.py": "likewise",
+        "report/_sections_k.py": "the report's App. K sections (the report section is not behind a seam yet)",
+    },
 }
 """Where each extension's axes may be named, and why."""
 
