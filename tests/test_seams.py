@@ -21,7 +21,7 @@ from spatialstale.protocol import (
     axes_of,
     every_verdict_field,
 )
-from spatialstale.protocol._extensions import extension_names
+from spatialstale.protocol._extensions import extension_axes
 from spatialstale.solvers import detect, navigate
 
 from .test_layers import LAYERS, ROOT
@@ -36,6 +36,14 @@ NAMED_BY = {
         "evals/navigation.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
         "report/_navigation_stats.py": "the report's columns (the report section is not behind a seam yet)",
         "report/_sections_beyond.py": "the report's fog section (likewise)",
+    },
+    "distractors": {
+        "env/_distractor_bank.py": "the world's part: the versioned bank (env/data/distractors) and the draw",
+        "protocol/_extensions.py": "the registry, the one place that lists the extensions",
+        "protocol/_distractors.py": "the extension itself",
+        "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
+        "evals/navigation.py": "likewise",
+        "report/_sections_k.py": "the report's App. K sections (the report section is not behind a seam yet)",
     },
     "crops": {
         "env/_crops.py": "the world's part: a memory entry's picture, drawn as the grid's image draws its cells, "
@@ -93,7 +101,7 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
 
 @pytest.mark.parametrize("settings", [DetectionSettings, NavigationSettings], ids=lambda s: s.kind)
 def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
-    ours = list(extension_names(settings.kind))
+    ours = [a.name for axes in extension_axes(settings.kind) for a in axes_of(axes)]
     assert ours, "each task kind with settings has an extension"
     assert [f.name for f in fields(settings) if f.name in ours] == ours
 
