@@ -115,7 +115,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
-from ._seams import WHOLE_GRID, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View
+from ._seams import WHOLE_GRID, AuditMarks, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View
 from ._settings import (
     DETECTION,
     GRID,
@@ -165,6 +165,7 @@ __all__ = [
     "SIZE_PLACEHOLDER",
     "WHOLE_GRID",
     "ActionParse",
+    "AuditMarks",
     "AuditParse",
     "AuditResult",
     "Axis",

@@ -81,6 +81,28 @@ SCORES = Scores(
 """Detection's, with K > 0: the share of distractor judgments flagged stale, pooled."""
 
 
+@dataclass(frozen=True)
+class DistractorMarks:
+    """An audit table's marks of a distractor's verdict: never stale, so flagged is wrong."""
+
+    wrong: tuple[str, ...] = RESULTS[:1]
+
+    def mark(self, entry: MemoryEntry, flagged: bool) -> str | None:
+        if entry.is_cell:
+            return None
+        return RESULTS[0] if flagged else RESULTS[1]
+
+    def note(self, results: Mapping[str, int], named: Callable[[str], str]) -> str | None:
+        total = sum(results.get(r, 0) for r in RESULTS)
+        if not total:
+            return None
+        flagged, kept = (results.get(r, 0) for r in RESULTS)
+        return f"of the {total} distractors, {flagged} flagged{named(RESULTS[0])}, {kept} kept"
+
+
+MARKS = DistractorMarks()
+
+
 def _k(values: Mapping[str, Any]) -> int:
     return int(values.get(NAME) or 0)
 
@@ -135,20 +157,8 @@ class DistractorsExtension(Extension):
     def entry_ids(self, metadata: Mapping[str, Any]) -> frozenset[str]:
         return frozenset(str(d["id"]) for d in metadata.get(ENTRIES, []))
 
-    def audit_result(self, entry: MemoryEntry, flagged: bool) -> str | None:
-        if entry.is_cell:
-            return None
-        return RESULTS[0] if flagged else RESULTS[1]
-
-    def wrong_results(self) -> tuple[str, ...]:
-        return RESULTS[:1]
-
-    def audit_note(self, results: Mapping[str, int], named: Callable[[str], str]) -> str | None:
-        total = sum(results.get(r, 0) for r in RESULTS)
-        if not total:
-            return None
-        flagged, kept = (results.get(r, 0) for r in RESULTS)
-        return f"of the {total} distractors, {flagged} flagged{named(RESULTS[0])}, {kept} kept"
+    def audit_marks(self) -> DistractorMarks:
+        return MARKS
 
     def scores(self, kind: str) -> Scores | None:
         return SCORES if kind == "detection" else None

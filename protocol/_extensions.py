@@ -14,7 +14,7 @@ from ._crops import CROPS
 from ._distractors import DISTRACTORS
 from ._edits import EDITS
 from ._fog import FOG
-from ._seams import WHOLE_GRID, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View, Views
+from ._seams import WHOLE_GRID, AuditMarks, Extension, MemoryForm, ScorePart, Scores, StandIn, VerdictField, View, Views
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -177,15 +177,19 @@ def extension_entry_ids(metadata: Mapping[str, Any]) -> frozenset[str]:
 
 
 def extension_audit_result(entry: MemoryEntry, flagged: bool) -> str | None:
-    """How an audit table marks an extension's entry (None: a cell's entry)."""
-    return next((r for e in EXTENSIONS if (r := e.audit_result(entry, flagged)) is not None), None)
+    """How an audit table marks the verdict on an extension's entry (None: a cell's entry)."""
+    return next((r for m in _marks() if (r := m.mark(entry, flagged)) is not None), None)
 
 
 def extension_wrong_results() -> tuple[str, ...]:
-    """The extensions' audit results that are errors."""
-    return tuple(r for e in EXTENSIONS for r in e.wrong_results())
+    """The extensions' audit marks that are errors."""
+    return tuple(r for m in _marks() for r in m.wrong)
 
 
 def extension_audit_notes(results: Mapping[str, int], named: Callable[[str], str]) -> list[str]:
     """The extensions' clauses of an audit table's summary line."""
-    return [n for e in EXTENSIONS if (n := e.audit_note(results, named)) is not None]
+    return [n for m in _marks() if (n := m.note(results, named)) is not None]
+
+
+def _marks() -> list[AuditMarks]:
+    return [m for e in EXTENSIONS if (m := e.audit_marks()) is not None]

@@ -24,8 +24,7 @@ run meets them:
 8. **memory, again**: :meth:`Extension.memory` puts the extension's entries in an
    instance's store beside the cells', :meth:`Extension.instance_metadata` records them
    in each sample and :meth:`Extension.entry_ids` reads their ids back; an audit table
-   marks their verdicts as :meth:`Extension.audit_result` says (:meth:`Extension.wrong_results`,
-   :meth:`Extension.audit_note`);
+   marks the verdicts on them as :meth:`Extension.audit_marks` says (:class:`AuditMarks`);
 9. **answer**: :meth:`Extension.verdict_field`, a :class:`VerdictField` each audit verdict
    gains when the extension is :meth:`Extension.active` (the response schema, the
    reader, the audit's table, the window's record, the reference agents' and the dry
@@ -228,19 +227,10 @@ class Extension(Protocol):
         with this metadata (the scores judge the cells' entries apart). Default: none."""
         return frozenset()
 
-    def audit_result(self, entry: MemoryEntry, flagged: bool) -> str | None:
-        """The transcript: how an audit table marks the verdict on ``entry`` when it is one
-        of the extension's entries (None, the default: not its entry, judged as a cell's)."""
-        return None
-
-    def wrong_results(self) -> tuple[str, ...]:
-        """The transcript: the results of :meth:`audit_result` that are errors (shown in bold,
-        their ids named in the summary line). Default: none."""
-        return ()
-
-    def audit_note(self, results: Mapping[str, int], named: Callable[[str], str]) -> str | None:
-        """The transcript: a clause of an audit table's summary line, given the count of
-        each result and ``named(result)``, the ids judged so. None (the default): nothing."""
+    def audit_marks(self) -> AuditMarks | None:
+        """The transcript: how an audit table marks the verdicts on the extension's entries
+        and sums them up (:class:`AuditMarks`); None (the default): it has none, every
+        entry is judged as a cell's."""
         return None
 
 
@@ -360,3 +350,26 @@ class ScorePart:
     clause: str = ""
     metadata: Mapping[str, object] = field(default_factory=dict)
     note: str = ""
+
+
+class AuditMarks(Protocol):
+    """The transcript: how an audit table marks the verdicts on an extension's entries
+    (those its :meth:`Extension.memory` put in the store), apart from the cells'.
+
+    Attributes:
+        wrong: the marks that are errors (shown in bold, their ids named in the
+            summary line).
+    """
+
+    @property
+    def wrong(self) -> tuple[str, ...]: ...
+
+    def mark(self, entry: MemoryEntry, flagged: bool) -> str | None:
+        """The result column's mark of the verdict on ``entry`` (None: not one of the
+        extension's entries)."""
+        ...
+
+    def note(self, results: Mapping[str, int], named: Callable[[str], str]) -> str | None:
+        """A clause of the table's summary line, given the count of each mark and
+        ``named(mark)``, the ids marked so (None: nothing to add)."""
+        ...

@@ -89,7 +89,7 @@ class Truth:
 
     def result(self, entry: MemoryEntry, flagged: bool) -> str:
         """One of :data:`RESULTS` for a cell entry; an extension's entry as the extension
-        marks it (``Extension.audit_result``)."""
+        marks it (``Extension.audit_marks``)."""
         if (mark := extension_audit_result(entry, flagged)) is not None:
             return mark
         if entry.id in self.stale:
@@ -170,7 +170,7 @@ async def batched_audit(
     to keep the answered batches when a sample limit interrupts the audit, and the
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
     false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
-    then the extensions' entries apart (``Extension.audit_note``), and naming the entries
+    then the extensions' entries apart (``AuditMarks.note``), and naming the entries
     judged wrong; it changes no judgment. With a memory ``form`` (an extension's) each
     batch is shown as it says. Each of ``fields`` (the verdict fields of the extensions
     on) is a key of the schema's verdicts, read into the tally, and a column of the table

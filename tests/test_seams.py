@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from spatialstale.env import make_instance
 from spatialstale.protocol import (
     EXTENSIONS,
     AuditResult,
@@ -121,6 +122,12 @@ def test_an_extension_changes_nothing_at_the_stages_it_does_not_plug_into() -> N
     assert fog.prompt("audit", values, "the prompt") == "the prompt"
     assert fog.verdict_field() is None and fog.scores("navigation") is None
     assert fog.score("navigation", values, []) is None
+    # the memory and settings hooks beyond the axes: the instance as drawn, nothing recorded
+    instance = make_instance(4810, "L2", 8)
+    assert fog.memory(instance, values) is instance and fog.instance_metadata(instance) == {}
+    assert fog.entry_ids({"distractor_entries": [{"id": "mem_001"}]}) == frozenset()
+    assert fog.audit_marks() is None and not fog.axes_last("navigation")
+    assert fog.solver_args(values) == values and fog.settings_record(values) == {} and fog.tags(values) == []
 
 
 def test_each_verdict_field_is_a_key_of_its_own() -> None:
