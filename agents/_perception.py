@@ -64,7 +64,7 @@ _UNKNOWN_LINE = re.compile(r"\[(mem_\d+)\]\s*UNKNOWN\b[^\n]*?\bat\s+\((\d+)\s*,\
 """An entry a filter kept but marked unknown: ``[mem_xxx] UNKNOWN (flagged stale at step t) at (r,c)``."""
 _ANY_ENTRY = re.compile(r"\[(mem_\d+)\]", re.IGNORECASE)
 """Any listed memory entry; one that is neither a claim about a cell nor UNKNOWN is a
-note about no cell (``[mem_xxx] RULE: ...``, ``-T distractors``)."""
+note about no cell (``[mem_xxx] RULE: ...``, an extension's entry)."""
 _CELL_TOKEN = re.compile(r"\((\d+)\s*,\s*(\d+)\)\s*=\s*([SFHGA]\b|\?)")
 """A listed cell; ``?`` is a cell beyond the view (fog) or under tracks (MA), ``A`` the
 other agent standing on ice (MA)."""
@@ -137,7 +137,7 @@ class Perception:
     there holds no claim, only the news that the old one was flagged stale."""
     notes: tuple[str, ...] = ()
     """The ids of memory entries about no cell (rules, past episodes, the agent
-    itself: ``-T distractors``), in order; nothing in the grid can contradict them."""
+    itself: an extension's entries), in order; nothing in the grid can contradict them."""
     asked: tuple[str, ...] = ()
     """The extensions' verdict fields the prompt asks for, by name
     (``VerdictField.asked``; none in the paper's protocol)."""

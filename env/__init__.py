@@ -18,8 +18,9 @@ from ._crops import (
     read_crop,
 )
 from ._data import DATA_VERSION, load_instances
-from ._distractors import BANK_VERSION as DISTRACTOR_BANK_VERSION
-from ._distractors import MAX_DISTRACTORS, distractor_bank
+from ._distractor_bank import BANK_DIR as DISTRACTOR_BANK_DIR
+from ._distractor_bank import BANK_VERSION as DISTRACTOR_BANK_VERSION
+from ._distractor_bank import MAX_DISTRACTORS, distractor_bank, with_distractor_entries
 from ._fog import FOG_CELL, FULL_VIEW, fog, fog_note, in_view, visible_window
 from ._grid import (
     apply_changes,
@@ -40,7 +41,6 @@ from ._instance import (
     Instance,
     default_seeds,
     make_instance,
-    validate_distractors,
     validate_regime,
     validate_seed,
     validate_size,
@@ -97,6 +97,7 @@ __all__ = [
     "CROP_STRIP_PX",
     "DATA_VERSION",
     "DEFAULT_SIZE",
+    "DISTRACTOR_BANK_DIR",
     "DISTRACTOR_BANK_VERSION",
     "ENV_ID",
     "FOG_CELL",
@@ -175,9 +176,9 @@ __all__ = [
     "route_of",
     "shortest_path",
     "text_observation",
-    "validate_distractors",
     "validate_regime",
     "validate_seed",
     "validate_size",
     "visible_window",
+    "with_distractor_entries",
 ]

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import DISTRACTOR_BANK_DIR, DISTRACTOR_BANK_VERSION, distractor_bank
 from ._data import DATA_DIR, DATA_REGIMES, PAPER_STALE_RATIOS, stale_ratio_stats, verify_dataset, write_dataset
-from ._distractors import BANK_DIR, BANK_VERSION, distractor_bank
 from ._instance import DEFAULT_SIZE, MASTER_SEED, N_DEFAULT_SEEDS, default_seeds, validate_regime, validate_size
 from ._plugins import REGIMES
 from ._regimes import STATIC
@@ -46,14 +46,14 @@ def _verify(args: argparse.Namespace) -> int:
     problems = verify_dataset(Path(args.dir))
     if not problems:
         print(f"{args.dir}: every file matches its SHA-256 and the regenerated instances")
-    # the distractor bank every -T distractors=K draws from (App. K), read as a task reads it
+    # the bank of entries about no cell (App. K), read as a task reads it
     distractor_bank.cache_clear()
     try:
-        bank = distractor_bank(BANK_VERSION)
+        bank = distractor_bank(DISTRACTOR_BANK_VERSION)
     except (OSError, RuntimeError, ValueError) as error:
-        problems.append(f"distractor bank {BANK_VERSION}: {error}")
+        problems.append(f"distractor bank {DISTRACTOR_BANK_VERSION}: {error}")
     else:
-        print(f"{BANK_DIR}: {BANK_VERSION}.jsonl matches its SHA-256 ({len(bank)} entries)")
+        print(f"{DISTRACTOR_BANK_DIR}: {DISTRACTOR_BANK_VERSION}.jsonl matches its SHA-256 ({len(bank)} entries)")
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0

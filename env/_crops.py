@@ -131,11 +131,11 @@ def entry_crop(instance: Instance, entry: MemoryEntry | str, cell_px: int = CELL
     The memory is written on ``g0`` (the snapshot), so the crop is the 3x3
     neighbourhood of the entry's cell on ``g0``, the centre drawn as the entry's
     remembered type and outlined, labelled with the entry's id (:func:`crop_png`).
-    A pure function of the instance (so of its seed, size and distractor count): a
+    A pure function of the instance (so of its seed, size and the entries of its store): a
     log's crops are recomputed from its metadata.
 
     Raises:
-        ValueError: for an entry about no cell (a distractor has no picture) or an id
+        ValueError: for an entry about no cell (it has no picture) or an id
             the store does not hold.
     """
     if isinstance(entry, str):

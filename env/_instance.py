@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ._distractors import BANK_VERSION, MAX_DISTRACTORS, add_distractors
 from ._grid import HOLE_PROBABILITY, apply_changes, cell_at, generate_grid, goal_pos
 from ._memory import build_memory
 from ._plugins import is_builtin, regime_of, regime_stream, resolve_regime
@@ -34,12 +33,6 @@ def validate_size(size: object) -> int:
     if isinstance(size, bool) or not isinstance(size, int) or size < MIN_SIZE:
         raise ValueError(f"size must be an integer of at least {MIN_SIZE}; got {size!r}")
     return size
-
-
-def validate_distractors(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_DISTRACTORS:
-        raise ValueError(f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the bank's size); got {k!r}")
-    return k
 
 
 def validate_seed(seed: object) -> int:
@@ -74,8 +67,8 @@ class Instance:
     events (L3), each applied after the action numbered ``step``; ``record`` what the
     regime recorded to replay or show it (MA's ``route``; plain JSON, empty for most).
     All three are the regime's draw (:class:`~spatialstale.env.Drawn`). ``memory`` is the
-    whole store in id order: one entry a cell and, with distractors, the entries about
-    no cell (``MemoryEntry.is_cell`` False), which are never stale.
+    whole store in id order: one entry a cell and, with an extension's entries beside
+    them, the entries about no cell (``MemoryEntry.is_cell`` False), which are never stale.
     """
 
     seed: int
@@ -137,11 +130,6 @@ class Instance:
         changed = sum(a != b for row0, row in zip(self.g0, grid, strict=True) for a, b in zip(row0, row, strict=True))
         return changed / (self.size * self.size)
 
-    @property
-    def distractors(self) -> tuple[MemoryEntry, ...]:
-        """The entries about no cell, in id order (none in the paper's protocol)."""
-        return tuple(e for e in self.memory if not e.is_cell)
-
     def entry(self, memory_id: str) -> MemoryEntry:
         return next(e for e in self.memory if e.id == memory_id)
 
@@ -191,38 +179,28 @@ class Instance:
         )
 
 
-def make_instance(seed: int, regime: str = "L2", size: int = DEFAULT_SIZE, distractors: int = 0) -> Instance:
-    """The instance of (seed, regime, size), with ``distractors`` entries about no cell.
+def make_instance(seed: int, regime: str = "L2", size: int = DEFAULT_SIZE) -> Instance:
+    """The instance of (seed, regime, size): its store one entry a cell.
 
     g0 and the memory snapshot depend on (seed, size) only, so one seed shows the
     same original world in every regime; the changes are the regime's draw from a
     stream of its own (``regime_stream``); a plug-in's draw is checked against the rules
     every regime keeps (``_regime.checked``; the built-ins keep them by construction). The
-    distractors (drawn from bank version ``BANK_VERSION``) and the ids of a store that
-    holds them depend on (seed, size, distractors) only; with none, the ids are the
-    paper's ``mem_{row*n+col}``.
+    ids are the paper's ``mem_{row*n+col}``.
 
     Raises:
         ValueError: for an unknown regime, a size below 4, a seed that is not a
-            non-negative integer or a distractor count outside 0 … the bank's size;
+            non-negative integer;
             RegimeError (a ValueError) for a plug-in regime whose draw fails or
             breaks the rules (one line).
     """
-    return _make_instance(
-        validate_seed(seed), validate_regime(regime), validate_size(size), validate_distractors(distractors)
-    )
+    return _make_instance(validate_seed(seed), validate_regime(regime), validate_size(size))
 
 
 @lru_cache(maxsize=4096)
-def _make_instance(seed: int, regime: str, size: int, distractors: int = 0) -> Instance:
+def _make_instance(seed: int, regime: str, size: int) -> Instance:
     g0 = generate_grid(size, HOLE_PROBABILITY, Stream(seed, size, "grid"))
-    memory = add_distractors(
-        build_memory(g0, Stream(seed, size, "memory")),
-        distractors,
-        Stream(seed, size, "distractor_bank"),
-        Stream(seed, size, "distractor_ids"),
-        BANK_VERSION,
-    )
+    memory = build_memory(g0, Stream(seed, size, "memory"))
     change_regime = regime_of(regime)
     where = f"seed {seed}, n={size}"
     try:

@@ -8,7 +8,7 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale.env import DEFAULT_SIZE, Instance, make_instance
-from spatialstale.protocol import GridSettings, NavigationSettings
+from spatialstale.protocol import GridSettings, NavigationSettings, extension_instance, extension_instance_metadata
 
 
 def instance_metadata(instance: Instance) -> dict[str, Any]:
@@ -24,22 +24,10 @@ def instance_metadata(instance: Instance) -> dict[str, Any]:
         "changes": [c.to_dict() for c in instance.changes],
         "schedule": [e.to_dict() for e in instance.schedule],
         "explored": [m.id for m in instance.memory if m.explored],
-        **distractor_metadata(instance),
+        # an extension's entries beside the cells' (their ids and texts); nothing in the paper's protocol
+        **extension_instance_metadata(instance),
         # what the regime recorded (MA: the other agent's route); nothing for most regimes
         **instance.record,
-    }
-
-
-def distractor_metadata(instance: Instance) -> dict[str, Any]:
-    """With distractors, the store's ids (``cell_ids``: each cell's, in row-major order)
-    and the distractor entries; nothing in the paper's protocol, whose ids are fixed."""
-    extra = instance.distractors
-    if not extra:
-        return {}
-    cells = sorted((m for m in instance.memory if m.is_cell), key=lambda m: m.pos)
-    return {
-        "cell_ids": [m.id for m in cells],
-        "distractor_entries": [{"id": m.id, "topic": m.topic, "text": m.text} for m in extra],
     }
 
 
@@ -54,7 +42,7 @@ def grid_samples(settings: GridSettings, *, task: str) -> MemoryDataset:
     samples = []
     for regime in settings.regime:
         for seed in settings.seeds:
-            instance = make_instance(seed, regime, settings.size, getattr(settings, "distractors", 0))
+            instance = extension_instance(make_instance(seed, regime, settings.size), settings.values())
             samples.append(
                 Sample(
                     id=f"{regime}{_size_part(settings.size)}{settings.id_suffix()}-s{seed}",
@@ -62,7 +50,7 @@ def grid_samples(settings: GridSettings, *, task: str) -> MemoryDataset:
                     metadata={
                         **instance_metadata(instance),
                         **settings.sample_metadata(),
-                        **settings.distractor_record(),
+                        **settings.extension_record(),
                         **settings.prompt_record,
                     },
                 )
@@ -86,8 +74,8 @@ def navigation_samples(settings: NavigationSettings) -> MemoryDataset:
 
     for regime in settings.regime:
         for seed in settings.seeds:
-            instance = make_instance(seed, regime, settings.size, settings.distractors)
-            meta = {**instance_metadata(instance), **settings.sample_metadata(), **settings.distractor_record()}
+            instance = extension_instance(make_instance(seed, regime, settings.size), settings.values())
+            meta = {**instance_metadata(instance), **settings.sample_metadata(), **settings.extension_record()}
             for strategy in settings.strategies:
                 samples.append(
                     Sample(

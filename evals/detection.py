@@ -8,7 +8,7 @@ from inspect_ai.log import HeadlineMetric
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
 from spatialstale.protocol import DEFAULT_PROMPTS, DetectionSettings, active_extensions
-from spatialstale.scorers import DETECTION_METRICS, DISTRACTOR_METRICS, extension_metrics, stale_f1
+from spatialstale.scorers import DETECTION_METRICS, extension_metrics, stale_f1
 from spatialstale.solvers import detect, freeze_startup_heap
 
 VERSION = 3
@@ -91,7 +91,7 @@ def detection(
         inspect eval spatialstale/detection --model spatialstale/observer -T regime=L2 -T modality=vision -T n_seeds=5
     """
     settings = DetectionSettings.read(locals())
-    on = active_extensions(settings.kind, settings.extension_args())
+    on = active_extensions(settings.kind, settings.values())
     freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=grid_samples(settings, task="Audit the memory of"),
@@ -104,14 +104,8 @@ def detection(
             **settings.extension_args(),
         ),
         scorer=stale_f1(),
-        # distractor_flag_rate only with distractors, an extension's metrics only when it
-        # is on: the default log keeps its metrics
-        metrics=[
-            *(DISTRACTOR_METRICS if settings.distractors else DETECTION_METRICS),
-            *extension_metrics("detection", "regime", on),
-        ]
-        if settings.distractors or on
-        else None,
+        # an extension's metrics only when it is on: the default log keeps its metrics
+        metrics=[*DETECTION_METRICS, *extension_metrics("detection", "regime", on)] if on else None,
         version=VERSION,
         metadata=settings.task_metadata(),
         tags=settings.tags(),

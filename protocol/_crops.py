@@ -5,11 +5,12 @@ crop: the 3x3 neighbourhood on ``g0``, drawn by ``spatialstale.env.crop_png``), 
 a line holding its id, with no claim in text; the auditor compares the pictures with
 the current grid's image. The batches, the answer format, the readers and the scores
 are the text audit's. It plugs into the settings (the axis ``memory`` and the
-combinations it refuses: the pictures need an image of the grid, and a distractor is
-about no cell, so it has no picture), the prompt (:data:`CROPS_NOTE` after the prompt
-set's audit prompt), the memory (:class:`Pictures`), the reference agents' reading
-(each picture's centre colour and label, ``spatialstale.env.read_crop``) and the dry
-run (each crop a 144x160 image); the report's section reads the axis from the logs.
+combination it refuses: the pictures need an image of the grid; an extension whose
+entries are about no cell, which have no picture, refuses this memory itself), the
+prompt (:data:`CROPS_NOTE` after the prompt set's audit prompt), the memory
+(:class:`Pictures`), the reference agents' reading (each picture's centre colour and
+label, ``spatialstale.env.read_crop``) and the dry run (each crop a 144x160 image); the
+report's section reads the axis from the logs.
 """
 
 from __future__ import annotations
@@ -121,11 +122,6 @@ class CropsExtension(Extension):
             raise TaskParameterError(
                 "memory=crops compares pictures of the memory with the current grid's image: "
                 "it needs modality vision or both; got modality=text"
-            )
-        if k := values.get("distractors"):
-            raise TaskParameterError(
-                "memory=crops draws each entry as a picture of its cell and distractors are about no cell: "
-                f"use distractors=0 with memory=crops; got distractors={k}"
             )
 
     def prompt(self, call: str, values: Mapping[str, Any], prompt: str) -> str:

@@ -314,7 +314,7 @@ entries given a correct edit over the truly stale entries, pooled."""
 
 def cell_positions(size: int, cell_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]:
     """Each cell entry's (row, col), by id: ``cell_ids`` are the cells' ids in row-major
-    order when distractors shuffled them (the sample metadata's ``cell_ids``); else the
+    order when an extension's entries shuffled them (the sample metadata's ``cell_ids``); else the
     paper's ``mem_{row*n+col}``."""
     ids = cell_ids or [entry_id((r, c), size) for r in range(size) for c in range(size)]
     return {ids[r * size + c]: (r, c) for r in range(size) for c in range(size)}

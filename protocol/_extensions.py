@@ -4,19 +4,21 @@ task's and of its hooks' effects."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spatialstale.env import Instance, Pos
+from spatialstale.env import Instance, MemoryEntry, Pos
 
 from ._axes import axes_of
 from ._crops import CROPS
+from ._distractors import DISTRACTORS
 from ._edits import EDITS
 from ._filter_modes import UNKNOWN
 from ._fog import FOG
 from ._seams import (
     DELETE,
     WHOLE_GRID,
+    AuditMarks,
     Extension,
     FilterMode,
     MemoryForm,
@@ -31,7 +33,7 @@ from ._seams import (
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-EXTENSIONS: tuple[Extension, ...] = (FOG, CROPS, EDITS)
+EXTENSIONS: tuple[Extension, ...] = (FOG, DISTRACTORS, CROPS, EDITS)
 """The built-in extensions, in order."""
 
 
@@ -40,16 +42,18 @@ def extension_axes(kind: str) -> tuple[type, ...]:
     return tuple(e.axes for e in EXTENSIONS if kind in e.kinds)
 
 
-def settings_bases(kind: str) -> tuple[type, ...]:
-    """The bases a ``kind`` settings class inherits its extensions' axes from: a dataclass
+def settings_bases(kind: str, *, last: bool = False) -> tuple[type, ...]:
+    """The bases a ``kind`` settings class inherits its extensions' axes from (those placed
+    after all of the kind's own axes, ``Extension.axes_last``, or the others): a dataclass
     collects its fields from the last base to the first, so the bases come in reverse
     registry order for the axes to follow the task's own in registry order."""
-    return extension_axes(kind)[::-1]
+    return tuple(e.axes for e in EXTENSIONS if kind in e.kinds and e.axes_last(kind) == last)[::-1]
 
 
 def extension_names(kind: str) -> tuple[str, ...]:
-    """The ``-T`` names of the extensions' axes of ``kind``."""
-    return tuple(a.name for axes in extension_axes(kind) for a in axes_of(axes))
+    """The ``-T`` names of the extensions' axes of ``kind`` that a task passes its solver
+    (``Extension.solver_args``), which the solver reads."""
+    return tuple(name for e in _of(kind) for name in e.solver_args({a.name: a.value for a in axes_of(e.axes)}))
 
 
 def extension_values(kind: str, given: Mapping[str, object]) -> dict[str, Any]:
@@ -64,7 +68,10 @@ def extension_values(kind: str, given: Mapping[str, object]) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"unknown argument {', '.join(unknown)}; the extensions take {', '.join(names) or 'none'}")
     return {
-        a.name: a.read(given.get(a.name, a.default), a.name) for axes in extension_axes(kind) for a in axes_of(axes)
+        a.name: a.read(given.get(a.name, a.default), a.name)
+        for axes in extension_axes(kind)
+        for a in axes_of(axes)
+        if a.name in names
     }
 
 
@@ -148,6 +155,58 @@ def extension_scores(kind: str) -> dict[str, Scores]:
 def extension_score(kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> list[ScorePart]:
     """What the extensions on for a ``kind`` sample (by its metadata) add to its score."""
     return [p for e in _of(kind) if (p := e.score(kind, metadata, windows)) is not None]
+
+
+def extension_args(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a ``kind`` task with these settings passes its solver of its extensions."""
+    return {k: v for e in _of(kind) for k, v in e.solver_args(values).items()}
+
+
+def extension_records(kind: str, values: Mapping[str, Any]) -> dict[str, object]:
+    """What the task's header and its samples' metadata record of the extensions beyond their axes."""
+    return {k: v for e in _of(kind) for k, v in e.settings_record(values).items()}
+
+
+def extension_tags(kind: str, values: Mapping[str, Any]) -> list[str]:
+    """The log's tags of the extensions beyond their axes'."""
+    return [tag for e in _of(kind) for tag in e.tags(values)]
+
+
+def extension_instance(instance: Instance, values: Mapping[str, Any]) -> Instance:
+    """``instance`` with every extension's entries these values (settings, or a sample's
+    metadata) put in its store: what the task's samples and the solvers see."""
+    for e in EXTENSIONS:
+        instance = e.memory(instance, values)
+    return instance
+
+
+def extension_instance_metadata(instance: Instance) -> dict[str, object]:
+    """What a sample's metadata records of the extensions' entries in ``instance``."""
+    return {k: v for e in EXTENSIONS for k, v in e.instance_metadata(instance).items()}
+
+
+def extension_entry_ids(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """The ids of the extensions' entries in a sample with this metadata."""
+    return frozenset().union(*(e.entry_ids(metadata) for e in EXTENSIONS))
+
+
+def extension_audit_result(entry: MemoryEntry, flagged: bool) -> str | None:
+    """How an audit table marks the verdict on an extension's entry (None: a cell's entry)."""
+    return next((r for m in _marks() if (r := m.mark(entry, flagged)) is not None), None)
+
+
+def extension_wrong_results() -> tuple[str, ...]:
+    """The extensions' audit marks that are errors."""
+    return tuple(r for m in _marks() for r in m.wrong)
+
+
+def extension_audit_notes(results: Mapping[str, int], named: Callable[[str], str]) -> list[str]:
+    """The extensions' clauses of an audit table's summary line."""
+    return [n for m in _marks() if (n := m.note(results, named)) is not None]
+
+
+def _marks() -> list[AuditMarks]:
+    return [m for e in EXTENSIONS if (m := e.audit_marks()) is not None]
 
 
 FILTER_MODES: tuple[FilterMode, ...] = (DELETE, UNKNOWN)

@@ -26,7 +26,7 @@ class UnknownEntry(WithheldEntry):
 
     @property
     def line(self) -> str:
-        if not self.is_cell:  # a distractor names no cell
+        if not self.is_cell:  # an entry about no cell (an extension's) names no cell
             return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at})"
         return f"[{self.id}] UNKNOWN (flagged stale at step {self.flagged_at}) at ({self.row},{self.col})"
 

@@ -21,23 +21,30 @@ run meets them:
    (:class:`MemoryForm`), and :meth:`Extension.stand_ins`, its images as the dry run
    measures them (:class:`StandIn`), and :meth:`Extension.read_picture`, how the
    reference agents read one of its pictures back;
-8. **answer**: :meth:`Extension.verdict_field`, a :class:`VerdictField` each audit verdict
+8. **memory, again**: :meth:`Extension.memory` puts the extension's entries in an
+   instance's store beside the cells', :meth:`Extension.instance_metadata` records them
+   in each sample and :meth:`Extension.entry_ids` reads their ids back; an audit table
+   marks the verdicts on them as :meth:`Extension.audit_marks` says (:class:`AuditMarks`);
+9. **answer**: :meth:`Extension.verdict_field`, a :class:`VerdictField` each audit verdict
    gains when the extension is :meth:`Extension.active` (the response schema, the
    reader, the audit's table, the window's record, the reference agents' and the dry
    run's answers);
-9. **scores**: :meth:`Extension.scores` declares the counts, rates and metrics it adds
-   (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`).
+10. **scores**: :meth:`Extension.scores` declares the counts, rates and metrics it adds
+    (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`);
+11. **settings, beyond the axes**: :meth:`Extension.solver_args` (what the solver is
+    passed), :meth:`Extension.settings_record` and :meth:`Extension.tags` (what the log
+    records), :meth:`Extension.axes_last` (where the axes go among the task's).
 
 An extension subclasses :class:`Extension`, so a hook it does not define keeps the
 method's default (the paper's protocol). Two axes choose among alternatives rather than
 switch an extension on: the navigator (``-T agent``, :class:`Navigator`) and the filter
-mode (``-T filter``, :class:`FilterMode`), each with the paper's as its default. The report's sections still name the
-extensions they show (the report is a layer above).
+mode (``-T filter``, :class:`FilterMode`), each with the paper's as its default. The
+report's sections still name the extensions they show (the report is a layer above).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from random import Random
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, runtime_checkable
@@ -46,6 +53,7 @@ from inspect_ai.model import Content
 
 from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos
 
+from ._axes import axes_of
 from ._measures import Count, Measure, TaskMetric
 
 if TYPE_CHECKING:
@@ -182,6 +190,51 @@ class Extension(Protocol):
         :meth:`active` for ``metadata``): nothing."""
         return None
 
+    def solver_args(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings stage: what a task passes its solver of these values (recorded in
+        the log's plan). Default: each of the extension's axes, by name; empty for one
+        whose effect travels in the sample's instance (:meth:`memory`), which the solver
+        rebuilds from the sample's metadata."""
+        return {a.name: values[a.name] for a in axes_of(self.axes)}
+
+    def settings_record(self, values: Mapping[str, Any]) -> dict[str, object]:
+        """The settings stage: what the task's header and each sample's metadata record
+        of these values beyond the axes' own recording. Default: nothing."""
+        return {}
+
+    def tags(self, values: Mapping[str, Any]) -> list[str]:
+        """The settings stage: the log's tags beyond the axes'. Default: none."""
+        return []
+
+    def axes_last(self, kind: str) -> bool:
+        """The settings stage: True to place the axes after all of the ``kind`` settings'
+        own (the order the study's options and the report's columns keep); the default,
+        False: after the kind's head (``_settings``), before its own axes."""
+        return False
+
+    def memory(self, instance: Instance, values: Mapping[str, Any]) -> Instance:
+        """The memory stage: ``instance`` with the extension's entries in its store beside
+        the cells' (every audit judges them, a navigator's memory view shows them, the
+        dry run counts them); ``values`` may be a sample's metadata, which records the
+        axes that change the instance. Default: the instance as drawn."""
+        return instance
+
+    def instance_metadata(self, instance: Instance) -> dict[str, object]:
+        """The memory stage: what a sample's metadata records of the extension's entries
+        in ``instance``. Default: nothing."""
+        return {}
+
+    def entry_ids(self, metadata: Mapping[str, Any]) -> frozenset[str]:
+        """The memory stage, read back: the ids of the extension's entries in a sample
+        with this metadata (the scores judge the cells' entries apart). Default: none."""
+        return frozenset()
+
+    def audit_marks(self) -> AuditMarks | None:
+        """The transcript: how an audit table marks the verdicts on the extension's entries
+        and sums them up (:class:`AuditMarks`); None (the default): it has none, every
+        entry is judged as a cell's."""
+        return None
+
 
 @dataclass(frozen=True)
 class WholeGrid:
@@ -292,11 +345,36 @@ class Scores:
 @dataclass(frozen=True)
 class ScorePart:
     """What an extension adds to one sample's score: ``counts`` among its values, a
-    ``clause`` at the end of its explanation (``; ...``), and ``metadata``."""
+    ``clause`` at the end of its explanation (``; ...``), a ``note`` among the score's
+    own counts in it (``; ...``, before the clause of a sample limit), and ``metadata``."""
 
     counts: Mapping[str, int]
     clause: str = ""
     metadata: Mapping[str, object] = field(default_factory=dict)
+    note: str = ""
+
+
+class AuditMarks(Protocol):
+    """The transcript: how an audit table marks the verdicts on an extension's entries
+    (those its :meth:`Extension.memory` put in the store), apart from the cells'.
+
+    Attributes:
+        wrong: the marks that are errors (shown in bold, their ids named in the
+            summary line).
+    """
+
+    @property
+    def wrong(self) -> tuple[str, ...]: ...
+
+    def mark(self, entry: MemoryEntry, flagged: bool) -> str | None:
+        """The result column's mark of the verdict on ``entry`` (None: not one of the
+        extension's entries)."""
+        ...
+
+    def note(self, results: Mapping[str, int], named: Callable[[str], str]) -> str | None:
+        """A clause of the table's summary line, given the count of each mark and
+        ``named(mark)``, the ids marked so (None: nothing to add)."""
+        ...
 
 
 class Navigator(Protocol):

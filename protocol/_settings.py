@@ -29,9 +29,7 @@ from typing import Any, ClassVar, Self
 
 from spatialstale.env import (
     DEFAULT_SIZE,
-    DISTRACTOR_BANK_VERSION,
     MASTER_SEED,
-    MAX_DISTRACTORS,
     MAX_STEPS,
     N_DEFAULT_SEEDS,
     REGIMES,
@@ -54,7 +52,16 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import FILTER_MODES, FILTERS, check_extensions, extension_names, extension_prompt, settings_bases
+from ._extensions import (
+    FILTER_MODES,
+    FILTERS,
+    check_extensions,
+    extension_args,
+    extension_prompt,
+    extension_records,
+    extension_tags,
+    settings_bases,
+)
 from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
@@ -164,35 +171,6 @@ def prompt_text(value: object, name: str) -> str:
     return value
 
 
-def distractor_count(value: object, name: str) -> int:
-    """An integer from 0 to the distractor bank's size (distractors are drawn without
-    replacement from ``env/data/distractors``)."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DISTRACTORS:
-        raise TaskParameterError(
-            f"{name} must be an integer from 0 to {MAX_DISTRACTORS} (the distractor bank's size); got {value!r}"
-        )
-    return value
-
-
-def distractors_axis() -> Any:
-    """The ``distractors`` axis of detection and navigation (the paper's App. K)."""
-    return axis(
-        0,
-        "K non-spatial memory entries (rules, past episodes, the agent itself), never stale, "
-        "with ids shuffled among the cells'; 0 in the paper",
-        read=distractor_count,
-        title="distractors",
-        flag="--distractors",
-        in_id=lambda k: f"-d{k}",
-        task_meta=False,  # recorded by the task and its samples only when K > 0: default logs unchanged
-    )
-
-
-# --- axes -------------------------------------------------------------------------------
-
-
 def named(value: object) -> str:
     """A value's part of a sample id: ``-unknown``."""
     return f"-{value}"
@@ -269,7 +247,7 @@ class GridSettings:
 
     def __post_init__(self) -> None:
         # a combination of values an extension cannot run: one line, before any model call
-        check_extensions(self.kind, {a.name: getattr(self, a.name) for a in axes_of(self)})
+        check_extensions(self.kind, self.values())
 
     @classmethod
     def read(cls, args: Mapping[str, object]) -> Self:
@@ -313,7 +291,7 @@ class GridSettings:
                 continue
             for seed in self.seeds:
                 try:
-                    make_instance(seed, regime, self.size, getattr(self, "distractors", 0))
+                    make_instance(seed, regime, self.size)
                 except RegimeError as error:
                     raise TaskParameterError(str(error)) from None
 
@@ -354,7 +332,7 @@ class GridSettings:
             if a.task_meta and a.name != "prompt_set" and self._records(a):  # the set is recorded last
                 value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
-        return {**out, **self.plugin_record(), **self.distractor_record(), **self.prompt_record}
+        return {**out, **self.plugin_record(), **self.extension_record(), **self.prompt_record}
 
     def plugin_record(self) -> dict[str, object]:
         """``regime_sources``: each plug-in regime's class (``module:Class``), the code
@@ -386,10 +364,9 @@ class GridSettings:
                 out.append(a.tag(value))
             elif a.task_meta and value != a.value:
                 out.append(f"{a.name}={tag_value(value, a.show)}")
-        if record := self.distractor_record():
-            out.append(f"distractors={record['distractors']}")
+        values = self.values()
+        out += extension_tags(self.kind, values)
         chosen = PROMPT_SETS[self.prompt_set]
-        values = {a.name: getattr(self, a.name) for a in axes_of(self)}
         out += [
             f"{kind}_prompt=custom"
             for kind in self.prompt_kinds
@@ -397,16 +374,19 @@ class GridSettings:
         ]
         return out
 
-    def distractor_record(self) -> dict[str, object]:
-        """``distractors`` and the bank's version when K > 0 (nothing at the default):
-        with the seed and size they recompute every distractor and every id."""
-        k = getattr(self, "distractors", 0)
-        return {"distractors": k, "distractor_bank": DISTRACTOR_BANK_VERSION} if k else {}
+    def values(self) -> dict[str, Any]:
+        """Every axis's value, by name: what an extension's hooks read (``_seams``)."""
+        return {a.name: getattr(self, a.name) for a in axes_of(self)}
+
+    def extension_record(self) -> dict[str, object]:
+        """What the task's header and each sample's metadata record of the extensions
+        beyond their axes (``Extension.settings_record``; nothing at the defaults)."""
+        return extension_records(self.kind, self.values())
 
     def extension_args(self) -> dict[str, Any]:
-        """The values of this kind's extension axes (``_extensions``), by name: what the
-        task passes its solver of them."""
-        return {name: getattr(self, name) for name in extension_names(self.kind)}
+        """What the task passes its solver of this kind's extension axes (``_extensions``,
+        ``Extension.solver_args``), by name."""
+        return extension_args(self.kind, self.values())
 
     def id_suffix(self) -> str:
         """The sample id's part naming every axis set away from its default (``-unknown-r1``)."""
@@ -416,15 +396,7 @@ class GridSettings:
 
 
 @dataclass(frozen=True)
-class _DetectionHead(GridSettings):
-    """The detection task's axes that come before its extensions' (``_extensions``), as
-    :class:`_NavigationHead` is the navigation task's."""
-
-    distractors: int = distractors_axis()
-
-
-@dataclass(frozen=True)
-class DetectionSettings(*settings_bases("detection"), _DetectionHead):  # type: ignore[misc]
+class DetectionSettings(*settings_bases("detection"), GridSettings):  # type: ignore[misc]
     """The detection task's settings (``spatialstale/detection``)."""
 
     kind: ClassVar[str] = "detection"
@@ -472,11 +444,9 @@ class _NavigationHead(GridSettings):
 
 
 @dataclass(frozen=True)
-class NavigationSettings(*settings_bases("navigation"), _NavigationHead):  # type: ignore[misc]
-    """The navigation task's settings (``spatialstale/navigation``)."""
-
-    kind: ClassVar[str] = "navigation"
-    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
+class _NavigationBody(*settings_bases("navigation"), _NavigationHead):  # type: ignore[misc]
+    """The navigation task's own axes, after its head and its extensions' (those not
+    placed after all of them, ``Extension.axes_last``)."""
 
     agent: str = axis(
         NAVIGATORS[0].name,
@@ -493,7 +463,14 @@ class NavigationSettings(*settings_bases("navigation"), _NavigationHead):  # typ
         read=at_least(0),
         task_meta=False,  # only LocalVerify's samples record it: the paper's logs stay as they were
     )
-    distractors: int = distractors_axis()
+
+
+@dataclass(frozen=True)
+class NavigationSettings(*settings_bases("navigation", last=True), _NavigationBody):  # type: ignore[misc]
+    """The navigation task's settings (``spatialstale/navigation``)."""
+
+    kind: ClassVar[str] = "navigation"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ from spatialstale.protocol import SETTINGS, Axis, axes_of
 
 from ._document import Links, Table, as_int, esc, link
 from ._navigation_stats import POOLED_REGIMES
-from ._sections_k import DETECTION_AXES
+from ._sections_k import APP_K
 
 ALIASES = {"regime": "regimes"}
 """Where the task metadata names an axis differently from its ``-T`` parameter."""
@@ -157,10 +157,6 @@ def _figure(kind: str, rows: pd.DataFrame) -> str:
     if kind == "navigation":
         return f"success {100 * rows.success.mean():.1f}% / death {100 * rows.death.mean():.1f}% ({len(rows)} episodes)"
     return f"accuracy {rows.accuracy.mean():.3f}" if "accuracy" in rows.columns else ""
-
-
-APP_K = (*DETECTION_AXES, "regime")
-"""The settings App. K's tables vary, each against the paper's value with the others at theirs."""
 
 
 def _why(apart: list[str]) -> str:

@@ -43,13 +43,9 @@ from spatialstale.scorers import implied_detection
 
 SCORERS = {"detection": "stale_f1", "navigation": "episode_outcome", "perception": "perception_accuracy"}
 """The scorer of each task kind, whose values the tables read."""
-EXTENSION_COUNTS = (
-    "distractors_flagged",
-    "distractor_judgments",
-    *(key for scores in extension_scores("detection").values() for key in scores.columns),
-)
-"""Detection's counts of the App. K runs (NaN in a run without distractors or the
-extension that adds them: ``Scores.columns``)."""
+EXTENSION_COUNTS = tuple(key for scores in extension_scores("detection").values() for key in scores.columns)
+"""Detection's counts of the App. K runs (NaN in a run without the extension that adds
+them: ``Scores.columns``)."""
 FLAG_CELLS = ("SAFE_safe", "SAFE_hole", "DANGER_hole", "DANGER_safe")
 """Claim x current truth: SAFE_hole is a thaw (deadly stale), DANGER_safe a freeze."""
 

@@ -112,13 +112,16 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     # navigation at n = 8 (a study at several sides, --sizes, is otherwise pooled); detection
     # keeps every side for App. E, its other tables read n = 8 (main_detection)
     every_nav = main_grid(every_nav)
-    # App. K's runs (k_sections.DETECTION_AXES away from the paper's value, another agent's
-    # world) have their own section; every other section reads the paper's memory, every regime in the logs
+    # App. K's runs (k_sections.DETECTION_AXES / NAVIGATION_AXES away from the paper's value,
+    # another agent's world) have their own section; every other section reads the paper's
+    # memory, every regime in the logs
     # (the paper's first; a table of regimes gives any other its row or column), and the
     # pooled numbers (the headline, the vision-text test, Fig. 6) the paper's regimes alone
-    planned_nav = matching(with_axes(every_nav), {k: v for k, v in PAPER.items() if k != "distractors"})
+    planned_nav = matching(
+        with_axes(every_nav), {k: v for k, v in PAPER.items() if k not in k_sections.NAVIGATION_AXES}
+    )
     det = k_sections.at_paper(every_det, *k_sections.DETECTION_AXES)
-    every_nav = k_sections.at_paper(every_nav, "distractors")
+    every_nav = k_sections.at_paper(every_nav, *k_sections.NAVIGATION_AXES)
     # the paper's tables and figures: full view and the per-step prompt navigator (filter
     # modes side by side); fog and the other navigators have their own sections
     nav = paper_view(every_nav) if not every_nav.empty else every_nav

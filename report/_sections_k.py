@@ -25,6 +25,10 @@ EDIT_COUNTS = extension_scores("detection")["edits"].columns
 """Each truly stale entry of a run with edits is exactly one of these, as the scorer names them."""
 DETECTION_AXES = ("distractors", "edits", "memory")
 """The detection axes of App. K; every other part holds the others at the paper's value."""
+NAVIGATION_AXES = ("distractors",)
+"""The navigation axes of App. K, likewise."""
+APP_K = (*DETECTION_AXES, "regime")
+"""The settings App. K's tables vary, each against the paper's value with the others at theirs."""
 OTHER_AGENT = OtherAgent.name
 """The regime whose changes another agent makes (MA), this section's part."""
 CELL = ("model", "regime", "modality")

@@ -12,7 +12,6 @@ from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
 from ._rates import COUNTS, METRICS, SCORE_RATES, metrics_markdown
 from ._scorers import (
     DETECTION_METRICS,
-    DISTRACTOR_METRICS,
     claims_from_g0,
     episode_outcome,
     extension_metrics,
@@ -22,7 +21,6 @@ from ._scorers import (
 __all__ = [
     "COUNTS",
     "DETECTION_METRICS",
-    "DISTRACTOR_METRICS",
     "METRICS",
     "SAMPLES",
     "SCORE_RATES",

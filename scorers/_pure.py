@@ -70,14 +70,14 @@ def pooled(confusions: Iterable[Confusion]) -> Confusion:
 
 
 def detection_breakdown(
-    windows: Sequence[Mapping[str, object]], claims: Mapping[str, str], distractors: Collection[str] = ()
+    windows: Sequence[Mapping[str, object]], claims: Mapping[str, str], others: Collection[str] = ()
 ) -> dict[str, object]:
     """Everything a detection score reports, from the windows of one seed.
 
     Each window holds ``flagged`` and ``truth`` (stale ids), ``unanswered``,
     ``conflicting`` (optional), ``unknown_ids`` and ``unparseable``; ``claims`` maps
-    every cell entry's id to SAFE or DANGER, and ``distractors`` are the ids of the
-    entries about no cell. The confusion, thaws, freezes and flag counts are over the
+    every cell entry's id to SAFE or DANGER, and ``others`` are the ids of the
+    entries about no cell (an extension's). The confusion, thaws, freezes and flag counts are over the
     cell entries; ``unanswered``, ``conflicting`` and their denominator ``judgments``
     (every entry once a window) are over all of them. A stale SAFE entry is a thaw (the
     cell became a hole), a stale DANGER entry a freeze. Flag rates are split by claim x
@@ -116,7 +116,7 @@ def detection_breakdown(
         "flags": {k: {"flagged": v[0], "total": v[1]} for k, v in flags.items()},
         "unanswered": unanswered,
         "conflicting": conflicting,
-        "judgments": (len(universe) + len(set(distractors))) * len(windows),
+        "judgments": (len(universe) + len(set(others))) * len(windows),
         "unknown_ids": unknown,
         "unparseable": unparseable,
         "calls": calls,

@@ -64,21 +64,19 @@ COUNTS: dict[str, dict[str, Count]] = {
         Count(
             "unanswered",
             "entry judgments",
-            "an entry left without a verdict, distractors included (so left unflagged; every entry of a batch "
-            "a sample limit kept from being asked too)",
+            "an entry left without a verdict, entries about no cell included (so left unflagged; every entry "
+            "of a batch a sample limit kept from being asked too)",
         ),
         Count(
             "conflicting",
             "entry judgments",
-            "an entry given contradicting verdicts, distractors included (left unflagged)",
+            "an entry given contradicting verdicts, entries about no cell included (left unflagged)",
         ),
         Count(
             "judgments",
             "entry judgments",
-            "an entry of the store judged in a window: n² cell entries and K distractors, every window",
+            "an entry of the store judged in a window: n² cell entries and any entries about no cell, every window",
         ),
-        Count("distractors_flagged", "distractor judgments", "a distractor flagged stale (`-T distractors=K`)"),
-        Count("distractor_judgments", "distractor judgments", "a distractor judged in a window: K every window"),
         Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
         Count(SAMPLES, "samples", "a sample: one seed"),
         *_extension_counts("detection"),
@@ -120,7 +118,7 @@ COUNTS: dict[str, dict[str, Count]] = {
 """The counts of each task's scores that a rate divides, by task kind and score value."""
 
 
-# detection, per sample (the cell entries alone; distractors have their own rate)
+# detection, per sample (the cell entries alone; an extension's entries have their own rates)
 PRECISION = Rate("precision", ("tp",), ("tp", "fp"), clean="fn")
 RECALL = Rate("recall", ("tp",), ("tp", "fn"), clean="fp")
 F1 = Combined("f1", (PRECISION, RECALL), "f1")
@@ -165,11 +163,6 @@ METRICS: dict[str, tuple[TaskMetric, ...]] = {
         TaskMetric("micro_recall", RECALL),
         TaskMetric("micro_f1", F1),
         *_unread("detection"),
-        TaskMetric(
-            "distractor_flag_rate",
-            _pooled("distractor_flag_rate", "distractors_flagged", "distractor_judgments"),
-            only="distractors",
-        ),
         *_extension_metrics("detection"),
     ),
     "navigation": (
@@ -232,10 +225,7 @@ def _unit(task: str, measure: Measure) -> str:
     return top if top == bottom else f"{top} per {bottom.removesuffix('s')}"
 
 
-_ONLY = {
-    "distractors": " (with `-T distractors=K`, K > 0)",
-    **{name: scores.when for task in METRICS for name, scores in extension_scores(task).items()},
-}
+_ONLY = {name: scores.when for task in METRICS for name, scores in extension_scores(task).items()}
 
 
 def _over(m: TaskMetric) -> str:

@@ -9,7 +9,7 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, extension_score
+from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, extension_entry_ids, extension_score
 
 from . import _metrics as m
 from ._pure import Confusion, detection_breakdown
@@ -33,18 +33,12 @@ def by(metric: Metric, key: str, label: str, *, within: str | None = None) -> Me
 def claims_from_g0(g0: list[str], cell_ids: list[str] | None = None) -> dict[str, str]:
     """Each cell entry's claim: the memory snapshot records g0's type at every cell.
 
-    ``cell_ids`` are the cells' ids in row-major order when distractors shuffled them
+    ``cell_ids`` are the cells' ids in row-major order when an extension's entries shuffled them
     (the sample metadata's ``cell_ids``); else the paper's ``mem_{row*n+col}``.
     """
     n = len(g0)
     ids = cell_ids or [entry_id((r, c), n) for r in range(n) for c in range(n)]
     return {ids[r * n + c]: ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
-
-
-def distractor_flags(windows: list[dict[str, Any]], distractor_ids: set[str]) -> tuple[int, int]:
-    """(distractor entries flagged stale, distractor judgments) summed over the windows."""
-    flagged = sum(len(distractor_ids & set(w["flagged"])) for w in windows)
-    return flagged, len(distractor_ids) * len(windows)
 
 
 def missing(what: str) -> RuntimeError:
@@ -61,11 +55,7 @@ def task_metrics(task: str, key: str, *, within: str | None = None, options: Col
 
 
 DETECTION_METRICS = task_metrics("detection", "regime")
-"""The detection task's metrics in the paper's protocol (no distractors)."""
-
-DISTRACTOR_METRICS = task_metrics("detection", "regime", options=("distractors",))
-"""The detection metrics of a run with distractors: ``distractor_flag_rate`` (the share
-of distractor judgments flagged stale) after the paper's, so a default log is unchanged."""
+"""The detection task's metrics in the paper's protocol (no extension on)."""
 
 
 def extension_metrics(task: str, key: str, on: Collection[str]) -> list[Metric]:
@@ -81,12 +71,10 @@ def stale_f1() -> Scorer:
     L3 sums a seed's windows before its F1. Every rate of the score stands beside its
     counts, as ``_rates.SCORE_RATES`` declares it (``thaw_recall`` / ``freeze_recall``
     are NaN when the seed has no stale entry of that kind). The flag counts by claim x
-    current truth and the per-window verdicts are in the metadata. With distractors
-    (sample metadata ``distractor_entries``) F1 is over the cell entries alone,
-    ``distractors_flagged`` / ``distractor_judgments`` count the distractors flagged
-    (the task then adds the metric ``distractor_flag_rate``, :data:`DISTRACTOR_METRICS`),
-    and ``unanswered`` / ``conflicting`` / ``judgments`` count every entry, distractors
-    included. Each extension on for the sample (by its metadata) adds its part last
+    current truth and the per-window verdicts are in the metadata. With an extension's
+    entries about no cell in the store (``Extension.entry_ids``) F1 is over the cell
+    entries alone, and ``unanswered`` / ``conflicting`` / ``judgments`` count every
+    entry, the extension's included. Each extension on for the sample (by its metadata) adds its part last
     (``Extension.score``): its counts (their rates follow from the declarations), a
     clause of the explanation and its score metadata.
     """
@@ -98,8 +86,7 @@ def stale_f1() -> Scorer:
         windows = [w.to_dict() for w in record.windows]
         limit = record.limit
         meta = state.metadata
-        distractor_ids = {str(d["id"]) for d in meta.get("distractor_entries", [])}
-        b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")), distractor_ids)
+        b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")), extension_entry_ids(meta))
         c = cast(Confusion, b["confusion"])
         thaw = cast(tuple[int, int], b["thaw"])
         freeze = cast(tuple[int, int], b["freeze"])
@@ -117,9 +104,6 @@ def stale_f1() -> Scorer:
             "calls": cast(int, b["calls"]),
             "windows": cast(int, b["windows"]),
         }
-        if distractor_ids:
-            flagged, judged = distractor_flags(windows, distractor_ids)
-            value |= {"distractors_flagged": flagged, "distractor_judgments": judged}
         parts = extension_score("detection", meta, windows)
         for part in parts:
             value |= part.counts
@@ -133,11 +117,7 @@ def stale_f1() -> Scorer:
                 f"thaw {thaw[0]}/{thaw[1]}, freeze {freeze[0]}/{freeze[1]}; "
                 f"unparseable calls {b['unparseable']} of {b['calls']}; of {b['judgments']} entry judgments "
                 f"unanswered {b['unanswered']}, conflicting {b['conflicting']}; unknown ids {b['unknown_ids']}"
-                + (
-                    f"; distractors flagged {value['distractors_flagged']} of {value['distractor_judgments']}"
-                    if distractor_ids
-                    else ""
-                )
+                + "".join(part.note for part in parts)
                 + (f"; ended early: {limit}" if limit else "")
                 + "".join(part.clause for part in parts)
             ),

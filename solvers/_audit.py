@@ -5,7 +5,8 @@ batch order (``_batches``, which the perception probe shares): a span per batch 
 one table of every verdict per audit. Given the audit's :class:`Truth` (the instance's
 labels, fixed before any call), the table also shows beside each verdict whether the
 entry is stale and why, and marks it a hit, a miss, a false alarm or a correct keep
-(a distractor: flagged or kept, counted apart as the score counts it).
+(an extension's entry about no cell as the extension marks it, counted apart as the
+score counts it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from spatialstale.protocol import (
     answer_config,
     audit_messages,
     audit_schema,
+    extension_audit_notes,
+    extension_audit_result,
+    extension_wrong_results,
     parse_audit,
     parse_selfverify,
     selfverify_messages,
@@ -45,12 +49,7 @@ flagged (hit) or kept (miss), a valid entry flagged (false alarm) or kept (corre
 keep); the score's ``tp``, ``fn``, ``fp`` and ``tn``. An entry left unanswered or given
 conflicting verdicts is kept, as the scorer counts it."""
 
-DISTRACTOR_RESULTS = ("distractor flagged", "distractor kept")
-"""How it marks a distractor's (``-T distractors=K``): never stale, so flagged is wrong;
-counted apart from the cell entries, as the score counts ``distractors_flagged`` apart
-from ``fp``."""
-
-WRONG = ("miss", "false alarm", "distractor flagged")
+WRONG = ("miss", "false alarm", *extension_wrong_results())
 """The results an audit table names in its summary line and shows in bold."""
 
 
@@ -89,9 +88,10 @@ class Truth:
         return verdict_field.judge(value if flagged else None, entry.pos, cell_at(self.grid, entry.pos))
 
     def result(self, entry: MemoryEntry, flagged: bool) -> str:
-        """One of :data:`RESULTS` for a cell entry, of :data:`DISTRACTOR_RESULTS` for a distractor."""
-        if not entry.is_cell:
-            return DISTRACTOR_RESULTS[0] if flagged else DISTRACTOR_RESULTS[1]
+        """One of :data:`RESULTS` for a cell entry; an extension's entry as the extension
+        marks it (``Extension.audit_marks``)."""
+        if (mark := extension_audit_result(entry, flagged)) is not None:
+            return mark
         if entry.id in self.stale:
             return "hit" if flagged else "miss"
         return "false alarm" if flagged else "correct keep"
@@ -170,11 +170,11 @@ async def batched_audit(
     to keep the answered batches when a sample limit interrupts the audit, and the
     ``truth`` to show it beside each verdict, under a line counting the hits, misses,
     false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
-    then the distractors flagged and kept, and naming the entries judged wrong; it
-    changes no judgment. With a memory ``form`` (an extension's) each batch is shown as
-    it says. Each of ``fields`` (the verdict fields of the extensions on) is a key of
-    the schema's verdicts, read into the tally, and a column of the table (judged
-    against the truth when given).
+    then the extensions' entries apart (``AuditMarks.note``), and naming the entries
+    judged wrong; it changes no judgment. With a memory ``form`` (an extension's) each
+    batch is shown as it says. Each of ``fields`` (the verdict fields of the extensions
+    on) is a key of the schema's verdicts, read into the tally, and a column of the table
+    (judged against the truth when given).
     """
     tally = tally if tally is not None else AuditTally(step, entries)
     names = [f.name for f in fields]
@@ -210,15 +210,12 @@ async def batched_audit(
         return f" ({shown})" if ids else ""
 
     def summary() -> list[str]:
-        # in the score's units: the cell entries' tp, fn, fp, tn, then the distractors apart
+        # in the score's units: the cell entries' tp, fn, fp, tn, then an extension's entries apart
         if truth is None:
             return []
         counts = [f"{results[r]} {r}{_plural(r, results[r])}{named(r)}" for r in RESULTS]
         line = "**Against the truth:** " + ", ".join(counts)
-        distractors = sum(results[r] for r in DISTRACTOR_RESULTS)
-        if distractors:
-            flagged, kept = (results[r] for r in DISTRACTOR_RESULTS)
-            line += f"; of the {distractors} distractors, {flagged} flagged{named(DISTRACTOR_RESULTS[0])}, {kept} kept"
+        line += "".join(f"; {note}" for note in extension_audit_notes(results, named))
         return [line + "."]
 
     await ask_in_batches(

@@ -9,6 +9,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import LimitExceededError
 
 from spatialstale.env import Instance, make_instance
+from spatialstale.protocol import extension_instance
 
 AUDITOR_ROLE = "auditor"
 """The model role of every audit (detection, SelfVerify, OMCD) and of the perception
@@ -16,9 +17,10 @@ probe; unbound, the task's model audits itself."""
 
 
 def instance_of(state: TaskState) -> Instance:
-    """The sample's instance, rebuilt from its metadata (a pure function of it)."""
+    """The sample's instance, rebuilt from its metadata (a pure function of it), with
+    the entries its extensions' axes in the metadata put in its store."""
     meta = state.metadata
-    return make_instance(int(meta["seed"]), str(meta["regime"]), int(meta["size"]), int(meta.get("distractors", 0)))
+    return extension_instance(make_instance(int(meta["seed"]), str(meta["regime"]), int(meta["size"])), meta)
 
 
 def auditor_model(role: str) -> Model:

@@ -249,7 +249,7 @@ class LocalVerify(_Strategy):
     def in_reach(self, agent: Pos) -> list[MemoryEntry]:
         """The entries within ``verify_radius`` of ``agent``, in store order."""
         r = self.context.verify_radius
-        # a distractor is about no cell, so no cell is near it
+        # an entry about no cell (an extension's) is near no cell
         return [e for e in self.memory if e.is_cell and max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:

@@ -324,7 +324,7 @@ def view_of(settings: object) -> View:
     """What of the grid a task with these settings shows (the extensions' view)."""
     if not isinstance(settings, GridSettings):
         return WHOLE_GRID
-    return extension_view(settings.kind, settings.extension_args())
+    return extension_view(settings.kind, settings.values())
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
 
 from spatialstale.env import CELL_PX, make_instance
-from spatialstale.protocol import NavigationSettings, dry_run_notes, navigator
+from spatialstale.protocol import NavigationSettings, dry_run_notes, extension_instance, navigator
 
 from ._calls import (
     ANY_PREFIX,
@@ -82,7 +82,7 @@ def estimate_task(
     asked = Asked.of(spec.settings, count, cache)
     navigator = auditor = Calls()
     for seed in measured:
-        instance = make_instance(seed, spec.regime, spec.settings.size, getattr(spec.settings, "distractors", 0))
+        instance = extension_instance(make_instance(seed, spec.regime, spec.settings.size), spec.settings.values())
         if not isinstance(spec.settings, NavigationSettings):
             auditor += asked.detection_sample(instance)
             continue
@@ -576,7 +576,7 @@ def format_plan(
     )
     specs = [r.estimate.spec for r in rows if r.estimate.spec.kind == "navigation"]
     # each extension's note once, however many of the tasks it applies to
-    out += dict.fromkeys(note for spec in specs for note in dry_run_notes(spec.kind, spec.settings.extension_args()))
+    out += dict.fromkeys(note for spec in specs for note in dry_run_notes(spec.kind, spec.settings.values()))
     agents = dict.fromkeys(spec.settings.agent for spec in specs if isinstance(spec.settings, NavigationSettings))
     out += [note for agent in agents if (note := navigator(agent).dry_run_note()) is not None]
     return "\n".join(out)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from spatialstale.env import make_instance
 from spatialstale.protocol import (
     DELETE,
     EXTENSIONS,
@@ -28,7 +29,7 @@ from spatialstale.protocol import (
     filter_named,
     navigator,
 )
-from spatialstale.protocol._extensions import extension_names
+from spatialstale.protocol._extensions import extension_axes
 from spatialstale.solvers import detect, navigate
 
 from .test_layers import LAYERS, ROOT
@@ -43,6 +44,14 @@ NAMED_BY = {
         "evals/navigation.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
         "report/_navigation_stats.py": "the report's columns (the report section is not behind a seam yet)",
         "report/_sections_beyond.py": "the report's fog section (likewise)",
+    },
+    "distractors": {
+        "env/_distractor_bank.py": "the world's part: the versioned bank (env/data/distractors) and the draw",
+        "protocol/_extensions.py": "the registry, the one place that lists the extensions",
+        "protocol/_distractors.py": "the extension itself",
+        "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
+        "evals/navigation.py": "likewise",
+        "report/_sections_k.py": "the report's App. K sections (the report section is not behind a seam yet)",
     },
     "crops": {
         "env/_crops.py": "the world's part: a memory entry's picture, drawn as the grid's image draws its cells, "
@@ -132,7 +141,7 @@ def test_a_solver_reads_the_extensions_axes_by_name() -> None:
 
 @pytest.mark.parametrize("settings", [DetectionSettings, NavigationSettings], ids=lambda s: s.kind)
 def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
-    ours = list(extension_names(settings.kind))
+    ours = [a.name for axes in extension_axes(settings.kind) for a in axes_of(axes)]
     assert ours, "each task kind with settings has an extension"
     assert [f.name for f in fields(settings) if f.name in ours] == ours
 
@@ -152,6 +161,12 @@ def test_an_extension_changes_nothing_at_the_stages_it_does_not_plug_into() -> N
     assert fog.prompt("audit", values, "the prompt") == "the prompt"
     assert fog.verdict_field() is None and fog.scores("navigation") is None
     assert fog.score("navigation", values, []) is None
+    # the memory and settings hooks beyond the axes: the instance as drawn, nothing recorded
+    instance = make_instance(4810, "L2", 8)
+    assert fog.memory(instance, values) is instance and fog.instance_metadata(instance) == {}
+    assert fog.entry_ids({"distractor_entries": [{"id": "mem_001"}]}) == frozenset()
+    assert fog.audit_marks() is None and not fog.axes_last("navigation")
+    assert fog.solver_args(values) == values and fog.settings_record(values) == {} and fog.tags(values) == []
 
 
 def test_each_verdict_field_is_a_key_of_its_own() -> None:

@@ -23,6 +23,7 @@ from spatialstale.env import (
     probe_pixel,
     read_crop,
     render_image,
+    with_distractor_entries,
 )
 
 SEED = 4810
@@ -108,9 +109,9 @@ def test_the_strip_names_the_entry() -> None:
 
 
 def test_a_distractor_has_no_crop() -> None:
-    instance = make_instance(SEED, "L2", distractors=2)
+    instance = with_distractor_entries(make_instance(SEED, "L2"), 2)
     with pytest.raises(ValueError, match="about no cell"):
-        entry_crop(instance, instance.distractors[0])
+        entry_crop(instance, next(e for e in instance.memory if not e.is_cell))
     with pytest.raises(ValueError, match="no entry"):
         entry_crop(instance, "mem_999")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.env import MAX_DISTRACTORS, default_seeds, make_instance
+from spatialstale.env import MAX_DISTRACTORS, default_seeds, make_instance, with_distractor_entries
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.protocol import TaskParameterError
@@ -47,19 +47,18 @@ def test_detection_with_distractors(model: str, tmp_path: Path) -> None:
     score = metrics(log)
     for sample in log.samples or []:
         meta = sample.metadata
-        instance = make_instance(meta["seed"], meta["regime"], meta["size"], K)
+        instance = with_distractor_entries(make_instance(meta["seed"], meta["regime"], meta["size"]), K)
+        extra = [e for e in instance.memory if not e.is_cell]
         # replayable: the recorded entries and ids are those of (seed, K, bank version)
         assert meta["distractor_bank"] == "v1" and meta["distractors"] == K
-        assert meta["distractor_entries"] == [
-            {"id": e.id, "topic": e.topic, "text": e.text} for e in instance.distractors
-        ]
+        assert meta["distractor_entries"] == [{"id": e.id, "topic": e.topic, "text": e.text} for e in extra]
         value = sample.scores["stale_f1"].value  # type: ignore[index]
         windows = value["windows"]  # type: ignore[index]
         assert value["calls"] == windows * math.ceil((64 + K) / 10)  # type: ignore[index]
         assert value["distractor_judgments"] == K * windows  # type: ignore[index]
         assert value["unanswered"] == value["unknown_ids"] == 0  # type: ignore[index]
         # every audit lists the distractors among the cells
-        lines = [e.line for e in instance.distractors]
+        lines = [e.line for e in extra]
         assert all(any(line in p for p in prompts(sample)) for line in lines)
     if model == "spatialstale/observer":
         assert score["f1_mean"] == 1.0 and score["distractor_flag_rate"] == 0.0
@@ -78,13 +77,14 @@ def test_omcd_audits_every_entry_and_the_view_holds_the_distractors(tmp_path: Pa
     assert all(s.id.endswith(f"-d{K}-s{SEEDS[0]}") for s in by_strategy.values())
     calls = {name: s.scores["episode_outcome"].value["audit_model_calls"] for name, s in by_strategy.items()}  # type: ignore[index]
     assert calls == {"nofilter": 0, "omcd": math.ceil((64 + K) / 10), "selfverify": 1}
-    instance = make_instance(SEEDS[0], "L2", 8, K)
+    instance = with_distractor_entries(make_instance(SEEDS[0], "L2", 8), K)
+    extra = [e for e in instance.memory if not e.is_cell]
     first_step = prompts(by_strategy["nofilter"])[0]
-    assert all(e.line in first_step for e in instance.distractors)
+    assert all(e.line in first_step for e in extra)
     # the observer keeps them: nothing in the grid contradicts a rule
     for name in ("omcd", "selfverify"):
         later = prompts(by_strategy[name])[-1]
-        assert all(e.line in later for e in instance.distractors)
+        assert all(e.line in later for e in extra)
         assert by_strategy[name].scores["episode_outcome"].value["success"] == 1  # type: ignore[index]
 
 

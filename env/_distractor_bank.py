@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from ._instance import Instance, make_instance
 from ._rng import Stream
 from ._types import Cell, MemoryEntry
 
@@ -43,6 +44,35 @@ def distractor_bank(version: str = BANK_VERSION) -> tuple[tuple[str, str], ...]:
 
 MAX_DISTRACTORS = len(distractor_bank())
 """K can be at most the bank's size: distractors are drawn without replacement."""
+
+
+def validate_distractors(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_DISTRACTORS:
+        raise ValueError(f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the bank's size); got {k!r}")
+    return k
+
+
+def with_distractor_entries(instance: Instance, k: int) -> Instance:
+    """``instance`` (as ``make_instance`` draws it) with ``k`` distractors in its store.
+
+    The distractors (drawn from bank version ``BANK_VERSION``) and the ids of a store
+    that holds them depend on (seed, size, k) only; ``k == 0`` returns ``instance``
+    itself, whose ids are the paper's ``mem_{row*n+col}``.
+
+    Raises:
+        ValueError: a count outside 0 … the bank's size.
+    """
+    k = validate_distractors(k)
+    return instance if k == 0 else _with_entries(instance.seed, instance.regime, instance.size, k)
+
+
+@lru_cache(maxsize=4096)
+def _with_entries(seed: int, regime: str, size: int, k: int) -> Instance:
+    instance = make_instance(seed, regime, size)
+    memory = add_distractors(
+        instance.memory, k, Stream(seed, size, "distractor_bank"), Stream(seed, size, "distractor_ids"), BANK_VERSION
+    )
+    return replace(instance, memory=memory)
 
 
 def _shuffled(n: int, rng: Stream) -> list[int]:
