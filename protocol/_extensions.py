@@ -37,9 +37,14 @@ EXTENSIONS: tuple[Extension, ...] = (FOG, DISTRACTORS, CROPS, EDITS)
 """The built-in extensions, in order."""
 
 
+def _of(kind: str) -> list[Extension]:
+    """The extensions of task kind ``kind``, in registry order."""
+    return [e for e in EXTENSIONS if kind in e.kinds]
+
+
 def extension_axes(kind: str) -> tuple[type, ...]:
     """The axes dataclasses of the extensions of task kind ``kind``, in registry order."""
-    return tuple(e.axes for e in EXTENSIONS if kind in e.kinds)
+    return tuple(e.axes for e in _of(kind))
 
 
 def settings_bases(kind: str, *, last: bool = False) -> tuple[type, ...]:
@@ -47,7 +52,7 @@ def settings_bases(kind: str, *, last: bool = False) -> tuple[type, ...]:
     after all of the kind's own axes, ``Extension.axes_last``, or the others): a dataclass
     collects its fields from the last base to the first, so the bases come in reverse
     registry order for the axes to follow the task's own in registry order."""
-    return tuple(e.axes for e in EXTENSIONS if kind in e.kinds and e.axes_last(kind) == last)[::-1]
+    return tuple(e.axes for e in _of(kind) if e.axes_last(kind) == last)[::-1]
 
 
 def extension_names(kind: str) -> tuple[str, ...]:
@@ -77,21 +82,20 @@ def extension_values(kind: str, given: Mapping[str, object]) -> dict[str, Any]:
 
 def extension_view(kind: str, values: Mapping[str, Any]) -> View:
     """What of the live grid the calls of a ``kind`` task with these values show."""
-    views = [v for e in EXTENSIONS if kind in e.kinds and (v := e.view(values)) is not None]
+    views = [v for e in _of(kind) if (v := e.view(values)) is not None]
     return WHOLE_GRID if not views else views[0] if len(views) == 1 else Views(views)
 
 
 def dry_run_notes(kind: str, values: Mapping[str, Any]) -> list[str]:
     """The dry run's method notes of the extensions of ``kind`` for these values."""
-    return [n for e in EXTENSIONS if kind in e.kinds and (n := e.dry_run_note(values)) is not None]
+    return [n for e in _of(kind) if (n := e.dry_run_note(values)) is not None]
 
 
 def check_extensions(kind: str, values: Mapping[str, Any]) -> None:
     """Refuse a combination of a ``kind`` task's axis values that an extension cannot run
     (TaskParameterError, one line)."""
-    for e in EXTENSIONS:
-        if kind in e.kinds:
-            e.check(values)
+    for e in _of(kind):
+        e.check(values)
 
 
 def extension_prompt(kind: str, call: str, values: Mapping[str, Any], prompt: str) -> str:
@@ -106,8 +110,8 @@ def extension_memory_form(
 ) -> MemoryForm | None:
     """How an audit of a ``kind`` task with these values shows its entries: the first
     extension's form that has one; None: each entry's text line (the paper)."""
-    for e in EXTENSIONS:
-        if kind in e.kinds and (form := e.memory_form(values, instance, drawn=drawn)) is not None:
+    for e in _of(kind):
+        if (form := e.memory_form(values, instance, drawn=drawn)) is not None:
             return form
     return None
 
@@ -125,10 +129,6 @@ def read_memory_picture(image: Image, size: int) -> tuple[str, Pos] | None:
         if (read := e.read_picture(image, size)) is not None:
             return read
     return None
-
-
-def _of(kind: str) -> list[Extension]:
-    return [e for e in EXTENSIONS if kind in e.kinds]
 
 
 def active_extensions(kind: str, values: Mapping[str, Any]) -> tuple[str, ...]:
