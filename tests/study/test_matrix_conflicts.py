@@ -97,10 +97,11 @@ def test_the_skipped_tasks_are_counted_one_line_a_reason() -> None:
     matrix = study_matrix(seeds=[SEED], navigation_on=False, axes={"distractors": [0, 8], "memory": ["text", "crops"]})
     # 3 regimes x 2 modalities x 2 distractor counts x 2 memories, less what crops cannot show
     assert len(matrix.tasks) == 24 - 9
+    # a task two refusals apply to (crops, text, K = 8) gets the first extension's in registry order
     assert skipped_lines(matrix.skipped) == [
-        "skipped 6 detection tasks: memory=crops compares pictures of the memory with the current grid's image: "
+        "skipped 3 detection tasks: memory=crops compares pictures of the memory with the current grid's image: "
         "it needs modality vision or both; got modality=text",
-        "skipped 3 detection tasks: memory=crops draws each entry as a picture of its cell and distractors are about "
+        "skipped 6 detection tasks: memory=crops draws each entry as a picture of its cell and distractors are about "
         "no cell: use distractors=0 with memory=crops; got distractors=8",
     ]
 
@@ -114,7 +115,8 @@ def test_the_dry_run_runs_what_is_valid_and_says_what_it_skips(capsys: pytest.Ca
     rows = [line.split() for line in out.splitlines() if line.startswith("spatialstale/observer ")]
     assert len(rows) == 8 - 3  # crops: vision without distractors only
     skipped = [line.strip() for line in out.splitlines() if line.strip().startswith("skipped ")]
-    assert [line.split(":")[0] for line in skipped] == ["skipped 2 detection tasks", "skipped 1 detection task"]
+    assert [line.split(":")[0] for line in skipped] == ["skipped 1 detection task", "skipped 2 detection tasks"]
+    assert "modality=text" in skipped[0] and "distractors=8" in skipped[1]
 
 
 def test_a_study_left_with_nothing_to_run_fails_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
