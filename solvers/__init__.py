@@ -1,15 +1,17 @@
 """The agent loops: the batched audit, the detection windows, the perception probe, the
-navigators and the memory strategies they ask for a view.
+navigators and the memory strategies they ask for a view; and beside each loop, the
+plan of the calls it makes (``detection_plan``, ``episode_plan``), which the dry run
+measures.
 
 What the loops ask, show and read (the settings, the prompts, the answer readers, the
 records they hand the scorers) is the protocol, ``spatialstale.protocol``.
 """
 
-from ._audit import batched_audit, selfverify_audit
+from ._audit import AuditPlan, SelfVerifyPlan, batched_audit, selfverify_audit
 from ._batches import batches_of, n_batches
-from ._detection import detect
+from ._detection import detect, detection_plan
 from ._heap import freeze_startup_heap
-from ._navigation import navigate, run_episode
+from ._navigation import EpisodePlan, StepsPlan, episode_plan, navigate, run_episode
 from ._probe import perception_probe
 from ._sample import AUDITOR_ROLE
 from ._strategies import (
@@ -21,21 +23,28 @@ from ._strategies import (
     UnknownEntry,
     make_strategy,
 )
-from ._tools import move_tool, recall_tool, run_tool_episode
+from ._tools import ConversationPlan, move_tool, recall_tool, run_tool_episode
 from ._windows import detection_windows
 
 __all__ = [
     "AUDITOR_ROLE",
     "FILTERING",
     "STRATEGIES",
+    "AuditPlan",
+    "ConversationPlan",
+    "EpisodePlan",
     "LocalVerify",
     "MemoryStrategy",
+    "SelfVerifyPlan",
+    "StepsPlan",
     "StrategyContext",
     "UnknownEntry",
     "batched_audit",
     "batches_of",
     "detect",
+    "detection_plan",
     "detection_windows",
+    "episode_plan",
     "freeze_startup_heap",
     "make_strategy",
     "move_tool",

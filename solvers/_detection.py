@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai.model import Model
 from inspect_ai.solver import Solver, TaskState, solver
 
-from spatialstale.env import Grid, Instance
-from spatialstale.protocol import DEFAULT_AUDIT_PROMPT, DETECTION, DetectionRecord, DetectionWindow, Pictures, Sight
+from spatialstale.env import Grid, Instance, MemoryEntry, Pos
+from spatialstale.protocol import (
+    DEFAULT_AUDIT_PROMPT,
+    DETECTION,
+    DetectionRecord,
+    DetectionWindow,
+    Pictures,
+    Sight,
+)
 
-from ._audit import AuditTally, Truth, batched_audit
+from ._audit import AuditPlan, AuditTally, Truth
 from ._sample import AUDITOR_ROLE
-from ._windows import window_solve
+from ._windows import detection_windows, window_solve
 
 
 def _window(instance: Instance, grid: Grid, tally: AuditTally, complete: bool, edits: bool = False) -> DetectionWindow:
@@ -33,6 +42,67 @@ def _keep(state: TaskState, windows: list[DetectionWindow], limit: str | None) -
 def _flagged(windows: list[DetectionWindow]) -> str:
     flagged = sum(len(w.audit.flagged) for w in windows)
     return f"{len(windows)} detection window(s), {flagged} entries flagged"
+
+
+def window_audit(
+    instance: Instance,
+    grid: Grid,
+    *,
+    sight: Sight,
+    batch_size: int,
+    prompt: str,
+    memory: str,
+    edits: bool,
+    crop: Callable[[Grid, MemoryEntry], str] | None = None,
+) -> AuditPlan:
+    """The audit of one detection window, as :func:`detect` makes it: the whole store
+    against the window's grid, the agent at S (``crop``: how a memory crop is drawn,
+    when not as sent)."""
+    pictures = None
+    if memory == "crops":
+        pictures = Pictures(instance.g0) if crop is None else Pictures(instance.g0, crop)
+    return AuditPlan(
+        instance.memory,
+        grid,
+        instance.start,
+        sight=sight.for_instance(instance),
+        batch_size=batch_size,
+        prompt=prompt,
+        truth=Truth.of(instance, grid),
+        pictures=pictures,
+        edits=edits,
+    )
+
+
+def detection_plan(
+    instance: Instance,
+    *,
+    modality: str = DETECTION.modality,
+    batch_size: int = DETECTION.batch_size,
+    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    observation: str = DETECTION.observation,
+    memory: str = DETECTION.memory,
+    edits: bool = DETECTION.edits,
+    image: Callable[[Grid, Pos | None], str] | None = None,
+    crop: Callable[[Grid, MemoryEntry], str] | None = None,
+) -> list[AuditPlan]:
+    """Every call of one detection sample, as :func:`detect` (same arguments) makes
+    them: an audit a window (:func:`detection_windows`). ``image`` and ``crop`` draw
+    the pictures when given (the dry run's stand-ins name them without drawing)."""
+    sight = Sight(modality, observation) if image is None else Sight(modality, observation, image=image)
+    return [
+        window_audit(
+            instance,
+            grid,
+            sight=sight,
+            batch_size=batch_size,
+            prompt=audit_prompt,
+            memory=memory,
+            edits=edits,
+            crop=crop,
+        )
+        for _, grid in detection_windows(instance)
+    ]
 
 
 @solver
@@ -66,21 +136,10 @@ def detect(
     sight = Sight(modality, observation)
 
     async def audit(auditor: Model, instance: Instance, grid: Grid, tally: AuditTally) -> None:
-        await batched_audit(
-            auditor,
-            instance.memory,
-            grid,
-            instance.start,
-            sight=sight.for_instance(instance),
-            batch_size=batch_size,
-            prompt=audit_prompt,
-            step=tally.step,
-            structured=structured,
-            tally=tally,
-            truth=Truth.of(instance, grid),
-            pictures=Pictures(instance.g0) if memory == "crops" else None,
-            edits=edits,
+        plan = window_audit(
+            instance, grid, sight=sight, batch_size=batch_size, prompt=audit_prompt, memory=memory, edits=edits
         )
+        await plan.ask(auditor, step=tally.step, structured=structured, tally=tally)
 
     return window_solve(
         role=audit_model_role,

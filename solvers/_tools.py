@@ -42,7 +42,9 @@ the protocol's (``spatialstale.protocol``); the loop and its rules are here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import cast
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -59,7 +61,17 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
 from inspect_ai.util import span
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, cell_at, greedy_action
+from spatialstale.env import (
+    Action,
+    Cell,
+    DynamicFrozenLakeEnv,
+    Grid,
+    Instance,
+    MemoryEntry,
+    Pos,
+    cell_at,
+    greedy_action,
+)
 from spatialstale.protocol import (
     EPISODE_OVER,
     MOVE_NAME,
@@ -132,6 +144,22 @@ def _text_or_parts(parts: list[Content]) -> ToolResult:
     return [p for p in parts if isinstance(p, ContentText | ContentImage)]
 
 
+def situation(sight: Sight, grid: Grid, agent: Pos, goal: Pos, steps_left: int) -> list[Content]:
+    """What the navigator is told of where it stands: the observation (what ``sight``
+    shows of ``grid``), its position, the goal and the steps left."""
+    return [*sight.content(sight.seen(grid, agent), agent), ContentText(text=position_line(agent, goal, steps_left))]
+
+
+def opening(prompt: str, size: int, told: list[Content]) -> list[ChatMessage]:
+    """The conversation's first messages: the system prompt, then the situation."""
+    return [system_message(prompt, size, NAVIGATE_TOOLS), user_message(told)]
+
+
+def moved(action: Action, at: Pos) -> str:
+    """What a move that got the agent to ``at`` says first."""
+    return f"Moved {action.name.lower()} to ({at[0]},{at[1]})."
+
+
 class ToolRun:
     """The state of one tool-played episode: the world, the memory view and the counts.
 
@@ -179,11 +207,7 @@ class ToolRun:
     def situation(self) -> list[Content]:
         """The observation (what the sight shows of the grid), position, goal and remaining budget."""
         env = self.env
-        seen = self.sight.seen(env.grid, env.agent)
-        return [
-            *self.sight.content(seen, env.agent),
-            ContentText(text=position_line(env.agent, env.instance.goal, env.max_steps - env.steps)),
-        ]
+        return situation(self.sight, env.grid, env.agent, env.instance.goal, env.max_steps - env.steps)
 
     def step(self, action: Action, *, parsed: bool, reading: str, answer: str) -> list[Content]:
         """Take ``action`` in the world, record it, and describe what followed."""
@@ -203,17 +227,16 @@ class ToolRun:
     def outcome_parts(self, action: Action, before: tuple[int, int]) -> list[Content]:
         env = self.env
         at = f"({env.agent[0]},{env.agent[1]})"
-        name = action.name.lower()
-        moved = f"Moved {name} to {at}."
+        told = moved(action, env.agent)
         if env.agent == before:
-            moved = f"Moved {name} into the edge of the grid: still at {at}."
+            told = f"Moved {action.name.lower()} into the edge of the grid: still at {at}."
         if self.terminated and cell_at(env.grid, env.agent) is Cell.HOLE:
-            return [ContentText(text=f"{moved} It is a hole: the episode is over (death).")]
+            return [ContentText(text=f"{told} It is a hole: the episode is over (death).")]
         if self.terminated:
-            return [ContentText(text=f"{moved} It is the goal: the episode is over (success).")]
+            return [ContentText(text=f"{told} It is the goal: the episode is over (success).")]
         if self.truncated:
-            return [ContentText(text=f"{moved} The step budget is used up: the episode is over (timeout).")]
-        return [ContentText(text=moved), *self.situation()]
+            return [ContentText(text=f"{told} The step budget is used up: the episode is over (timeout).")]
+        return [ContentText(text=told), *self.situation()]
 
     # the tools' bodies: every refusal is a ToolError, which Inspect returns to the model
     def move(self, direction: object) -> ToolResult:
@@ -293,6 +316,36 @@ def recall_tool(run: ToolRun) -> Tool:
         return run.recall(row, col)
 
     return execute
+
+
+def episode_tools(run: ToolRun) -> list[Tool]:
+    """The tools of an episode, as the model is given them."""
+    return [move_tool(run), recall_tool(run)]
+
+
+@dataclass(frozen=True)
+class ConversationPlan:
+    """The tool navigator's calls of one episode at most, as :func:`run_tool_episode`
+    makes them, with the agent at S: a turn a step (each a ``move``), every turn
+    resending the conversation so far. ``result`` is a move's answer, the same length
+    at every step; the dry run measures the opening and it, not every turn."""
+
+    tools: Sequence[Tool]
+    opening: list[ChatMessage]
+    result: ChatMessageTool
+    turns: int
+
+
+def conversation_plan(instance: Instance, *, sight: Sight, prompt: str, max_steps: int) -> ConversationPlan:
+    """The plan of an episode of ``max_steps`` turns (``sight`` for the instance)."""
+    start, goal = instance.start, instance.goal
+    told = situation(sight, instance.grid_after(1), start, goal, max_steps - 1)
+    return ConversationPlan(
+        tools=episode_tools(cast(ToolRun, None)),  # listed, never called
+        opening=opening(prompt, instance.size, situation(sight, instance.grid_after(0), start, goal, max_steps)),
+        result=ChatMessageTool(content=[ContentText(text=moved(Action.RIGHT, start)), *told], function=MOVE_NAME),
+        turns=max_steps,
+    )
 
 
 def _refusal(call: ToolCall, message: str) -> ChatMessageTool:
@@ -377,14 +430,11 @@ async def run_tool_episode(
         records=[] if records is None else records,
         counts=counts,
     )
-    tools = [move_tool(run), recall_tool(run)]
+    tools = episode_tools(run)
     config = answer_config(NAVIGATE_SCHEMA, False, navigator)
     await run.refresh()
     messages = [] if messages is None else messages
-    messages[:] = [
-        system_message(prompt, env.instance.size, NAVIGATE_TOOLS),
-        user_message(run.situation()),
-    ]
+    messages[:] = opening(prompt, env.instance.size, run.situation())
     while not run.over:
         async with span(f"step {env.steps + 1}", type="step"):
             steps = env.steps

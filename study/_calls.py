@@ -1,13 +1,12 @@
 """What a study's samples ask, call by call, measured before anything is sent.
 
-Every prompt is built by the protocol's own builders (``audit_messages``,
-``selfverify_messages``, ``navigate_messages``) and the tool navigator's tools for the
-study's real instances, over the solvers' own plan of calls (``detection_windows``,
-``batches_of``); only the answers are assumed. Images are not drawn: the builders are
-given a :class:`~spatialstale.protocol.Sight` whose image names what it shows, and an
-image costs ``image_tokens(size)``. Tokens are ``ceil(chars / 4)`` per message part
-(about four characters a token for English and JSON with common BPE tokenizers),
-unless a :data:`TokenCount` from a model's own counter is given.
+The calls are the solvers' own plan (``spatialstale.solvers``: ``detection_plan`` and
+``episode_plan``, beside the loops that make the same calls), for the study's real
+instances and with the task's own prompts; only the answers are assumed. Images are
+not drawn: the plans are given stand-ins that name what an image shows, and an image
+costs ``image_tokens(size)``. Tokens are ``ceil(chars / 4)`` per message part (about
+four characters a token for English and JSON with common BPE tokenizers), unless a
+:data:`TokenCount` from a model's own counter is given.
 
 - **completions**: the answer in exactly the format the prompt asks for (an audit
   entry per id with a one-line reason like the prompt's example; SelfVerify listing
@@ -22,12 +21,12 @@ unless a :data:`TokenCount` from a model's own counter is given.
   (one round), a navigation episode's steps one at a time.
 
 Detection calls are exact: windows x ceil(n^2 / B) a seed. Navigation depends on when
-episodes end, so its counts are an upper bound: every episode runs ``max_steps``
-steps with the agent at S, OMCD re-audits after every scheduled L3 event before the
-budget ends, SelfVerify makes one call, Oracle none, LocalVerify audits a full
-(2r+1)² square every step (:meth:`Asked.local_audits`), every view holds the whole
-store. A plug-in strategy's audits are not known before it runs: only its navigator
-calls are counted (as a view of the whole store).
+episodes end, so its counts are an upper bound, as the plan states it: every episode
+runs ``max_steps`` steps with the agent at S, and each built-in strategy's audits are
+its ``plan`` (OMCD re-audits after every scheduled change before the budget ends,
+SelfVerify makes one call, Oracle none, LocalVerify audits a full (2r+1)² square every
+step), every view the whole store. A plug-in strategy's audits are not known before it
+runs: only its navigator calls are counted (as a view of the whole store).
 A long chain of calls is measured on ``CHAIN_PAIRS`` evenly spaced pairs of
 consecutive calls and scaled, an L3 audit schedule on its first and last windows.
 """
@@ -37,41 +36,22 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageTool,
-    ContentImage,
-    ContentText,
-)
-from inspect_ai.tool import ToolDef
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ContentImage, ContentText
+from inspect_ai.tool import Tool, ToolDef
 
 from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
-from spatialstale.protocol import (
-    DEFAULT_TOOLS_PROMPT,
-    EDITS_REQUEST,
-    NAVIGATE_TOOLS,
-    PROMPT_SETS,
-    WHOLE_GRID,
-    GridSettings,
-    NavigationSettings,
-    Pictures,
-    PromptSet,
-    Sight,
-    View,
-    audit_messages,
-    crops_prompt,
-    extension_view,
-    navigate_messages,
-    position_line,
-    selfverify_messages,
-    system_message,
-    user_message,
+from spatialstale.protocol import PROMPT_SETS, DetectionSettings, GridSettings, NavigationSettings
+from spatialstale.solvers import (
+    AuditPlan,
+    ConversationPlan,
+    EpisodePlan,
+    SelfVerifyPlan,
+    StepsPlan,
+    detection_plan,
+    episode_plan,
 )
-from spatialstale.solvers import batches_of, detection_windows, move_tool, recall_tool
 
 CHARS_PER_TOKEN = 4
 IMAGE_BASE_TOKENS = 85
@@ -319,175 +299,132 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], edits: boo
     )
 
 
-def view_of(settings: object) -> View:
-    """What of the grid a task with these settings shows (the extensions' view)."""
-    if not isinstance(settings, GridSettings):
-        return WHOLE_GRID
-    return extension_view(settings.kind, settings.extension_args())
-
-
-@dataclass(frozen=True)
-class Asked:
-    """How one task's calls are shown and measured: its settings' sight and prompts."""
-
-    sight: Sight
-    prompts: PromptSet
-    meter: Meter
-    batch_size: int
-    memory: str = "text"
-    edits: bool = False
-
-    @classmethod
-    def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
-        modality, observation = getattr(settings, "modality"), getattr(settings, "observation")  # noqa: B009
-        return cls(
-            sight=Sight(modality, observation, image=image_named, view=view_of(settings)),
-            prompts=PROMPT_SETS[getattr(settings, "prompt_set")],  # noqa: B009
-            meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
-            batch_size=getattr(settings, "batch_size"),  # noqa: B009
-            memory=getattr(settings, "memory", "text"),
-            edits=getattr(settings, "edits", False),
-        )
-
-    def seen(self, instance: Instance, grid: Grid) -> Grid:
-        """``grid`` as the agent at S sees it (``Sight.seen``: the extensions' view)."""
-        return self.sight.seen(grid, instance.start)
-
-    def audit(self, instance: Instance, grid: Grid, entries: Sequence[MemoryEntry] | None = None) -> Calls:
-        """One batched audit of ``entries`` (the whole store when None) against ``grid``."""
-        stale = instance.stale_ids(grid)
-        batches = batches_of(instance.memory if entries is None else entries, self.batch_size)
-        seen = self.seen(instance, grid)
-        sight = self.sight.for_instance(instance)
-
-        crops = self.memory == "crops"
-        pictures = Pictures(instance.g0, image=crop_named) if crops else None
-        prompt = (crops_prompt(self.prompts.audit) if crops else self.prompts.audit) + (
-            EDITS_REQUEST if self.edits else ""
-        )
-
-        def call_at(i: int) -> tuple[list[ChatMessage], str]:
-            messages = audit_messages(batches[i], seen, instance.start, sight, prompt, pictures)
-            return messages, audit_answer(batches[i], stale, self.edits)
-
-        return chain(call_at, len(batches), self.meter).concurrent()
-
-    def audits(self, instance: Instance, grids: Sequence[Grid]) -> Calls:
-        """Audits of the whole store against each grid: the first and last measured,
-        the ones between scaled from them (they differ only by the grid's changes)."""
-        if len(grids) <= WINDOWS_MEASURED:
-            total = Calls()
-            for grid in grids:
-                total += self.audit(instance, grid)
-            return total
-        measured = self.audit(instance, grids[0]) + self.audit(instance, grids[-1])
-        return Calls(measured.calls // 2 * len(grids), *(round(a * len(grids) / 2) for a in measured.figures[1:]))
-
-    def detection_sample(self, instance: Instance) -> Calls:
-        """Calls (exact) and tokens of one detection sample: every window audits the store."""
-        return self.audits(instance, [grid for _, grid in detection_windows(instance)])
-
-    def selfverify(self, instance: Instance) -> Calls:
-        grid = instance.initial_grid
-        sight = self.sight.for_instance(instance)
-        messages = selfverify_messages(
-            instance.memory, self.seen(instance, grid), instance.start, sight, self.prompts.selfverify
-        )
-        answer = json.dumps({"inconsistent": sorted(instance.stale_ids(grid))})
-        return Calls(1, self.meter.prompt(messages), self.meter.count(answer), rounds=1)
-
-    def steps(self, instance: Instance, view: tuple[MemoryEntry, ...] | None, max_steps: int) -> Calls:
-        """The per-step navigator's calls of one episode: ``max_steps`` steps at S."""
-
-        sight = self.sight.for_instance(instance)
-
-        def step_at(step: int) -> tuple[list[ChatMessage], str]:
-            grid = self.seen(instance, instance.grid_after(step))
-            goal, left = instance.goal, max_steps - step
-            return navigate_messages(view, grid, instance.start, goal, left, sight, self.prompts.navigate), (
-                NAVIGATE_ANSWER
-            )
-
-        return chain(step_at, max_steps, self.meter)
-
-    def conversation(self, instance: Instance, max_steps: int) -> Calls:
-        """The tool-using navigator's calls of one episode: a turn a step, each a ``move``.
-
-        Turn i sends the whole conversation so far: the tool definitions, the system
-        prompt, the opening observation and i exchanges (a ``move`` call and its result:
-        the step's outcome, observation, position and budget), so the prompt grows by
-        one exchange a turn and all but the newest exchange is the previous turn's prompt
-        (cached). An exchange is measured on the first step and taken as the same length
-        on every later one (the agent at S, as for the per-step navigator).
-        """
-        start = instance.start
-
-        def situation(step: int) -> list[ContentText | ContentImage]:
-            parts = self.sight.for_instance(instance).content(self.seen(instance, instance.grid_after(step)), start)
-            return [*parts, ContentText(text=position_line(start, instance.goal, max_steps - step))]  # type: ignore[list-item]
-
-        opening: list[ChatMessage] = [
-            ChatMessageSystem(content=tool_definitions()),
-            system_message(DEFAULT_TOOLS_PROMPT, instance.size, NAVIGATE_TOOLS),
-            user_message(situation(0)),  # type: ignore[arg-type]
-        ]
-        exchange: list[ChatMessage] = [
-            ChatMessageAssistant(content=TOOL_CALL_ANSWER),
-            ChatMessageTool(
-                content=[ContentText(text=f"Moved right to ({start[0]},{start[1]})."), *situation(1)],
-                function="move",
-            ),
-        ]
-        base, grow, turns = self.meter.prompt(opening), self.meter.prompt(exchange), max_steps
-        # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
-        cached = [0] + [self.meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
-        return Calls(
-            turns,
-            turns * base + grow * turns * (turns - 1) // 2,
-            turns * self.meter.count(TOOL_CALL_ANSWER),
-            sum(cached),
-            sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
-            sum(1 for c in cached if c > 0),
-            turns,
-        )
-
-    def episode(self, instance: Instance, strategy: str, settings: NavigationSettings) -> tuple[Calls, Calls]:
-        """(navigator, auditor) upper bounds of one episode of ``strategy``."""
-        if settings.agent == "tools":
-            navigator = self.conversation(instance, settings.max_steps)
-        else:
-            view = None if strategy == "nomemory" else instance.memory
-            navigator = self.steps(instance, view, settings.max_steps)
-        auditor = Calls()
-        if strategy == "selfverify":
-            auditor = self.selfverify(instance)
-        elif strategy == "omcd":
-            grids = [instance.initial_grid]
-            grids += [instance.grid_after(e.step) for e in instance.schedule if e.step < settings.max_steps]
-            auditor = self.audits(instance, grids)
-        elif strategy == "localverify":
-            auditor = self.local_audits(instance, settings.verify_radius, settings.max_steps)
-        return navigator, auditor
-
-    def local_audits(self, instance: Instance, radius: int, max_steps: int) -> Calls:
-        """LocalVerify's audits of one episode, an upper bound: every step audits a full
-        square of ``(2r+1)²`` entries (at most the store), ⌈(2r+1)²/B⌉ calls a step.
-
-        LocalVerify audits only on steps where entries in reach are unchecked since the
-        grid last changed, and a square at the grid's edge holds fewer entries, so real
-        episodes make fewer calls. The square measured is the store's first entries.
-        """
-        reach = min((2 * radius + 1) ** 2, len(instance.memory))
-        return self.audit(instance, instance.initial_grid, instance.memory[:reach]) * max_steps
-
-
-def tool_definitions() -> str:
-    """The ``move`` and ``recall`` tools as a provider receives them with every call
-    (name, description and JSON schema of each), for their tokens."""
-    defs = [ToolDef(make(None)) for make in (move_tool, recall_tool)]  # type: ignore[arg-type]
+def tool_definitions(tools: Sequence[Tool]) -> str:
+    """``tools`` as a provider receives them with every call (name, description and
+    JSON schema of each), for their tokens."""
+    defs = [ToolDef(t) for t in tools]
     return json.dumps(
         [
             {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
             for d in defs
         ]
     )
+
+
+def prompt_of(settings: GridSettings, kind: str) -> str:
+    """The system prompt of ``kind`` a task with these settings sends: the one read
+    from its ``-T`` values, else its prompt set's, made for the settings (``set_prompt``)."""
+    if kind in settings.prompts:
+        return settings.prompts[kind]
+    values = {f.name: getattr(settings, f.name) for f in fields(settings)}
+    return type(settings).set_prompt(PROMPT_SETS[settings.prompt_set], kind, values)
+
+
+def detection_plan_of(settings: DetectionSettings, instance: Instance) -> list[AuditPlan]:
+    """The calls of one detection sample, as the task's solver makes them (images named, not drawn)."""
+    return detection_plan(
+        instance,
+        modality=settings.modality,
+        batch_size=settings.batch_size,
+        audit_prompt=prompt_of(settings, "audit"),
+        observation=settings.observation,
+        memory=settings.memory,
+        edits=settings.edits,
+        image=image_named,
+        crop=crop_named,
+    )
+
+
+def episode_plan_of(settings: NavigationSettings, instance: Instance, strategy: str) -> EpisodePlan:
+    """The calls of one episode at most, as the task's solver makes them (images named, not drawn)."""
+    return episode_plan(
+        instance,
+        strategy,
+        modality=settings.modality,
+        batch_size=settings.batch_size,
+        max_steps=settings.max_steps,
+        navigate_prompt=prompt_of(settings, "navigate"),
+        audit_prompt=prompt_of(settings, "audit"),
+        selfverify_prompt=prompt_of(settings, "selfverify"),
+        observation=settings.observation,
+        filter_mode=settings.filter,
+        agent=settings.agent,
+        verify_radius=settings.verify_radius,
+        image=image_named,
+        **settings.extension_args(),
+    )
+
+
+def audit_calls(plan: AuditPlan | SelfVerifyPlan, meter: Meter) -> Calls:
+    """One audit's calls, sent together, each answered correctly (:func:`audit_answer`)."""
+    stale = frozenset() if plan.truth is None else plan.truth.stale
+    if isinstance(plan, SelfVerifyPlan):
+        answer = json.dumps({"inconsistent": sorted(stale)})
+        return chain(lambda i: (plan.messages(), answer), 1, meter).concurrent()
+    batches = plan.batches
+
+    def call_at(i: int) -> tuple[list[ChatMessage], str]:
+        return plan.messages(batches[i]), audit_answer(batches[i], stale, plan.edits)
+
+    return chain(call_at, len(batches), meter).concurrent()
+
+
+def audits_calls(plans: Sequence[AuditPlan | SelfVerifyPlan], meter: Meter) -> Calls:
+    """A sample's audits: the first and last measured, the ones between scaled from
+    them (they differ only by the grid's changes)."""
+    if len(plans) <= WINDOWS_MEASURED:
+        total = Calls()
+        for plan in plans:
+            total += audit_calls(plan, meter)
+        return total
+    measured = audit_calls(plans[0], meter) + audit_calls(plans[-1], meter)
+    return Calls(measured.calls // 2 * len(plans), *(round(a * len(plans) / 2) for a in measured.figures[1:]))
+
+
+def steps_calls(plan: StepsPlan, meter: Meter) -> Calls:
+    """The per-step navigator's calls of one episode, each answered with a move."""
+    return chain(lambda step: (plan.messages(step), NAVIGATE_ANSWER), plan.turns, meter)
+
+
+def conversation_calls(plan: ConversationPlan, meter: Meter) -> Calls:
+    """The tool-using navigator's calls of one episode: a turn a step, each a ``move``.
+
+    Turn i sends the whole conversation so far: the tool definitions, the opening (the
+    system prompt and the observation) and i exchanges (a ``move`` call and its
+    result), so the prompt grows by one exchange a turn and all but the newest
+    exchange is the previous turn's prompt (cached). Every exchange is measured as
+    the plan's one.
+    """
+    opening: list[ChatMessage] = [ChatMessageSystem(content=tool_definitions(plan.tools)), *plan.opening]
+    exchange: list[ChatMessage] = [ChatMessageAssistant(content=TOOL_CALL_ANSWER), plan.result]
+    base, grow, turns = meter.prompt(opening), meter.prompt(exchange), plan.turns
+    # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
+    cached = [0] + [meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
+    return Calls(
+        turns,
+        turns * base + grow * turns * (turns - 1) // 2,
+        turns * meter.count(TOOL_CALL_ANSWER),
+        sum(cached),
+        sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
+        sum(1 for c in cached if c > 0),
+        turns,
+    )
+
+
+def sample_calls(
+    settings: DetectionSettings | NavigationSettings,
+    instance: Instance,
+    strategy: str = "",
+    count: TokenCount = chars_over_four,
+    cache: CacheRule | None = ANY_PREFIX,
+) -> tuple[Calls, Calls]:
+    """(navigator, auditor) calls and tokens of one sample's plan: a detection
+    sample's (exact) or one episode of ``strategy`` (an upper bound)."""
+    meter = Meter(count, settings.size, cache)
+    if isinstance(settings, DetectionSettings):
+        return Calls(), audits_calls(detection_plan_of(settings, instance), meter)
+    plan = episode_plan_of(settings, instance, strategy)
+    navigator = plan.navigator
+    if isinstance(navigator, ConversationPlan):
+        return conversation_calls(navigator, meter), audits_calls(plan.audits, meter)
+    return steps_calls(navigator, meter), audits_calls(plan.audits, meter)

@@ -19,18 +19,18 @@ from dataclasses import dataclass, replace
 from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
 
 from spatialstale.env import CELL_PX, make_instance
-from spatialstale.protocol import NavigationSettings, dry_run_notes
+from spatialstale.protocol import dry_run_notes
 
 from ._calls import (
     ANY_PREFIX,
     CHAIN_PAIRS,
     CROP_TOKENS,
     IMAGE_TOKENS,
-    Asked,
     CacheRule,
     Calls,
     TokenCount,
     chars_over_four,
+    sample_calls,
 )
 from ._concurrency import ADAPTIVE_CONNECTIONS, memory_line, tasks_at_once
 from ._matrix import Study, TaskSpec, beyond_paper, skipped_lines
@@ -77,21 +77,18 @@ def estimate_task(
 ) -> TaskEstimate:
     """The dry-run figures of one task, with its settings' prompts, observation and fog,
     and cached input as far as ``cache`` (the provider's rule; None: no caching) reaches."""
-    measured = seed_sample(spec.settings.seeds, spec.settings.size)
-    asked = Asked.of(spec.settings, count, cache)
+    settings = spec.settings
+    measured = seed_sample(settings.seeds, settings.size)
     navigator = auditor = Calls()
     for seed in measured:
-        instance = make_instance(seed, spec.regime, spec.settings.size, getattr(spec.settings, "distractors", 0))
-        if not isinstance(spec.settings, NavigationSettings):
-            auditor += asked.detection_sample(instance)
-            continue
-        for strategy in spec.strategies:
-            nav, aud = asked.episode(instance, strategy, spec.settings)
+        instance = make_instance(seed, spec.regime, settings.size, getattr(settings, "distractors", 0))
+        for strategy in spec.strategies or ("",):
+            nav, aud = sample_calls(settings, instance, strategy, count, cache)
             navigator += nav * spec.episodes
             auditor += aud * spec.episodes
-    sampled = len(measured) < len(spec.settings.seeds)
+    sampled = len(measured) < len(settings.seeds)
     if sampled:
-        factor = len(spec.settings.seeds) / len(measured)
+        factor = len(settings.seeds) / len(measured)
         navigator, auditor = navigator.scaled(factor), auditor.scaled(factor)
     exact = spec.kind == "detection" and not sampled
     return TaskEstimate(spec, spec.samples, navigator, auditor, exact, len(measured))
