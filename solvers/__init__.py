@@ -9,9 +9,9 @@ records they hand the scorers) is the protocol, ``spatialstale.protocol``.
 
 from ._audit import AuditPlan, SelfVerifyPlan, batched_audit, selfverify_audit
 from ._batches import batches_of, n_batches
-from ._detection import detect, detection_plan
+from ._detection import detect, detection_args, detection_plan
 from ._heap import freeze_startup_heap
-from ._navigation import EpisodePlan, StepsPlan, episode_plan, navigate, run_episode
+from ._navigation import EpisodePlan, StepsPlan, episode_plan, navigate, navigation_args, run_episode
 from ._probe import perception_probe
 from ._sample import AUDITOR_ROLE
 from ._strategies import (
@@ -42,6 +42,7 @@ __all__ = [
     "batched_audit",
     "batches_of",
     "detect",
+    "detection_args",
     "detection_plan",
     "detection_windows",
     "episode_plan",
@@ -50,6 +51,7 @@ __all__ = [
     "move_tool",
     "n_batches",
     "navigate",
+    "navigation_args",
     "perception_probe",
     "recall_tool",
     "run_episode",

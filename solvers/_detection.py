@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from inspect_ai.model import Model
 from inspect_ai.solver import Solver, TaskState, solver
@@ -12,6 +13,7 @@ from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
     DETECTION,
     DetectionRecord,
+    DetectionSettings,
     DetectionWindow,
     Pictures,
     Sight,
@@ -74,12 +76,26 @@ def window_audit(
     )
 
 
+def detection_args(settings: DetectionSettings) -> dict[str, Any]:
+    """The arguments of :func:`detect` (and :func:`detection_plan`) for a task's settings."""
+    return {
+        "modality": settings.modality,
+        "batch_size": settings.batch_size,
+        "audit_prompt": settings.prompt("audit"),
+        "structured": settings.structured,
+        "observation": settings.observation,
+        "memory": settings.memory,
+        "edits": settings.edits,
+    }
+
+
 def detection_plan(
     instance: Instance,
     *,
     modality: str = DETECTION.modality,
     batch_size: int = DETECTION.batch_size,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    structured: bool = DETECTION.structured,
     observation: str = DETECTION.observation,
     memory: str = DETECTION.memory,
     edits: bool = DETECTION.edits,
@@ -88,7 +104,8 @@ def detection_plan(
 ) -> list[AuditPlan]:
     """Every call of one detection sample, as :func:`detect` (same arguments) makes
     them: an audit a window (:func:`detection_windows`). ``image`` and ``crop`` draw
-    the pictures when given (the dry run's stand-ins name them without drawing)."""
+    the pictures when given (the dry run's stand-ins name them without drawing);
+    ``structured`` goes with a call, not in its prompt, and changes no call."""
     sight = Sight(modality, observation) if image is None else Sight(modality, observation, image=image)
     return [
         window_audit(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import Any, cast
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, Model, get_model
@@ -31,6 +31,7 @@ from spatialstale.protocol import (
     CallCost,
     Episode,
     NavigationRecord,
+    NavigationSettings,
     Sight,
     StepRecord,
     answer_config,
@@ -278,6 +279,24 @@ def navigate(
     return solve
 
 
+def navigation_args(settings: NavigationSettings) -> dict[str, Any]:
+    """The arguments of :func:`navigate` (and :func:`episode_plan`) for a task's settings."""
+    return {
+        "modality": settings.modality,
+        "batch_size": settings.batch_size,
+        "max_steps": settings.max_steps,
+        "navigate_prompt": settings.prompt("navigate"),
+        "audit_prompt": settings.prompt("audit"),
+        "selfverify_prompt": settings.prompt("selfverify"),
+        "structured": settings.structured,
+        "observation": settings.observation,
+        "filter_mode": settings.filter,
+        "agent": settings.agent,
+        "verify_radius": settings.verify_radius,
+        **settings.extension_args(),
+    }
+
+
 def episode_plan(
     instance: Instance,
     strategy: str,
@@ -288,6 +307,7 @@ def episode_plan(
     navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
+    structured: bool = NAVIGATION.structured,
     observation: str = NAVIGATION.observation,
     filter_mode: str = NAVIGATION.filter,
     agent: str = NAVIGATION.agent,
@@ -299,7 +319,8 @@ def episode_plan(
     arguments) makes them: every step taken with the agent at S, and the audits the
     built-in strategy states (``plan``, beside its ``view``); a plug-in strategy's
     audits are not known before it runs (none), its view taken as the whole store.
-    ``image`` draws the grid's pictures when given (the dry run's stand-in names them)."""
+    ``image`` draws the grid's pictures when given (the dry run's stand-in names them);
+    ``structured`` goes with a call, not in its prompt, and changes no call."""
     sight = _sight(modality, observation, extensions, image)
     shown = sight.for_instance(instance)
     view: tuple[MemoryEntry, ...] | None = instance.memory

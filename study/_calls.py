@@ -36,21 +36,23 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ContentImage, ContentText
 from inspect_ai.tool import Tool, ToolDef
 
 from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Cell, Grid, Instance, MemoryEntry, Pos, entry_text
-from spatialstale.protocol import PROMPT_SETS, DetectionSettings, GridSettings, NavigationSettings
+from spatialstale.protocol import DetectionSettings, NavigationSettings
 from spatialstale.solvers import (
     AuditPlan,
     ConversationPlan,
     EpisodePlan,
     SelfVerifyPlan,
     StepsPlan,
+    detection_args,
     detection_plan,
     episode_plan,
+    navigation_args,
 )
 
 CHARS_PER_TOKEN = 4
@@ -311,48 +313,14 @@ def tool_definitions(tools: Sequence[Tool]) -> str:
     )
 
 
-def prompt_of(settings: GridSettings, kind: str) -> str:
-    """The system prompt of ``kind`` a task with these settings sends: the one read
-    from its ``-T`` values, else its prompt set's, made for the settings (``set_prompt``)."""
-    if kind in settings.prompts:
-        return settings.prompts[kind]
-    values = {f.name: getattr(settings, f.name) for f in fields(settings)}
-    return type(settings).set_prompt(PROMPT_SETS[settings.prompt_set], kind, values)
-
-
 def detection_plan_of(settings: DetectionSettings, instance: Instance) -> list[AuditPlan]:
     """The calls of one detection sample, as the task's solver makes them (images named, not drawn)."""
-    return detection_plan(
-        instance,
-        modality=settings.modality,
-        batch_size=settings.batch_size,
-        audit_prompt=prompt_of(settings, "audit"),
-        observation=settings.observation,
-        memory=settings.memory,
-        edits=settings.edits,
-        image=image_named,
-        crop=crop_named,
-    )
+    return detection_plan(instance, **detection_args(settings), image=image_named, crop=crop_named)
 
 
 def episode_plan_of(settings: NavigationSettings, instance: Instance, strategy: str) -> EpisodePlan:
     """The calls of one episode at most, as the task's solver makes them (images named, not drawn)."""
-    return episode_plan(
-        instance,
-        strategy,
-        modality=settings.modality,
-        batch_size=settings.batch_size,
-        max_steps=settings.max_steps,
-        navigate_prompt=prompt_of(settings, "navigate"),
-        audit_prompt=prompt_of(settings, "audit"),
-        selfverify_prompt=prompt_of(settings, "selfverify"),
-        observation=settings.observation,
-        filter_mode=settings.filter,
-        agent=settings.agent,
-        verify_radius=settings.verify_radius,
-        image=image_named,
-        **settings.extension_args(),
-    )
+    return episode_plan(instance, strategy, **navigation_args(settings), image=image_named)
 
 
 def audit_calls(plan: AuditPlan | SelfVerifyPlan, meter: Meter) -> Calls:
