@@ -33,10 +33,12 @@ consecutive calls and scaled, an L3 audit schedule on its first and last windows
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ContentImage, ContentText
 from inspect_ai.tool import Tool, ToolDef
@@ -313,14 +315,20 @@ def tool_definitions(tools: Sequence[Tool]) -> str:
     )
 
 
+@functools.cache
+def _solver_args(settings: DetectionSettings | NavigationSettings) -> dict[str, Any]:
+    # once a task, not once a sample: the solver's arguments read every axis
+    return detection_args(settings) if isinstance(settings, DetectionSettings) else navigation_args(settings)
+
+
 def detection_plan_of(settings: DetectionSettings, instance: Instance) -> list[AuditPlan]:
     """The calls of one detection sample, as the task's solver makes them (images named, not drawn)."""
-    return detection_plan(instance, **detection_args(settings), image=image_named, crop=crop_named)
+    return detection_plan(instance, **_solver_args(settings), image=image_named, crop=crop_named)
 
 
 def episode_plan_of(settings: NavigationSettings, instance: Instance, strategy: str) -> EpisodePlan:
     """The calls of one episode at most, as the task's solver makes them (images named, not drawn)."""
-    return episode_plan(instance, strategy, **navigation_args(settings), image=image_named)
+    return episode_plan(instance, strategy, **_solver_args(settings), image=image_named)
 
 
 def audit_calls(plan: AuditPlan | SelfVerifyPlan, meter: Meter) -> Calls:
