@@ -7,12 +7,21 @@ from pathlib import Path
 
 from inspect_ai.log import EvalSample, resolve_sample_attachments
 from inspect_ai.model import ChatMessage
+from inspect_ai.tool import ToolDef
 
 from spatialstale.env import make_instance
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
 from spatialstale.protocol import DetectionSettings, NavigationSettings, call_kind
-from spatialstale.solvers import AuditPlan, StepsPlan, detection_args, detection_plan, episode_plan, navigation_args
+from spatialstale.solvers import (
+    AuditPlan,
+    ConversationPlan,
+    StepsPlan,
+    detection_args,
+    detection_plan,
+    episode_plan,
+    navigation_args,
+)
 from tests.conftest import run_eval
 
 SEED = 4810
@@ -65,3 +74,13 @@ def test_an_episode_opens_with_the_calls_of_its_plan(tmp_path: Path) -> None:
     plan = episode_plan(instance, "nofilter", **navigation_args(settings))
     assert isinstance(plan.navigator, StepsPlan)
     assert _calls(nofilter, "navigate")[0] == _said(plan.navigator.messages(0))
+
+
+def test_a_tool_episode_opens_with_the_conversation_of_its_plan(tmp_path: Path) -> None:
+    args = {"regime": "L2", "seeds": str(SEED), "strategies": "nofilter", "max_steps": 4, "agent": "tools"}
+    [sample] = run_eval(navigation(**args), "spatialstale/credulous", tmp_path, epochs=1).samples or []
+    plan = episode_plan(make_instance(SEED, "L2"), "nofilter", **navigation_args(NavigationSettings.read(args)))
+    assert isinstance(plan.navigator, ConversationPlan) and plan.navigator.turns == 4
+    first = next(e for e in resolve_sample_attachments(sample).events if e.event == "model")
+    assert _said(first.input) == _said(plan.navigator.opening)
+    assert [t.name for t in first.tools] == [ToolDef(t).name for t in plan.navigator.tools]
