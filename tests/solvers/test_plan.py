@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from inspect_ai.log import EvalSample, resolve_sample_attachments
-from inspect_ai.model import ChatMessage
+from inspect_ai.model import ChatMessage, ContentImage, ContentText
 from inspect_ai.tool import ToolDef
 
 from spatialstale.env import make_instance
@@ -32,10 +34,22 @@ def _said(messages: list[ChatMessage]) -> Prompt:
     return [(m.role, m.text) for m in messages]
 
 
-def _calls(sample: EvalSample, kind: str) -> list[Prompt]:
+def _shown(messages: list[ChatMessage]) -> Prompt:
+    """Each part of each message, an image by the digest of its data."""
+    parts: Prompt = []
+    for m in messages:
+        for c in [ContentText(text=m.content)] if isinstance(m.content, str) else m.content:
+            if isinstance(c, ContentText):
+                parts.append((m.role, c.text))
+            elif isinstance(c, ContentImage):
+                parts.append((m.role, "image " + hashlib.sha256(c.image.encode()).hexdigest()))
+    return parts
+
+
+def _calls(sample: EvalSample, kind: str, said: Callable[[list[ChatMessage]], Prompt] = _said) -> list[Prompt]:
     """The prompt of every model call of ``kind`` the sample made, in transcript order."""
     events = resolve_sample_attachments(sample).events
-    return [_said(e.input) for e in events if e.event == "model" and call_kind(e.input) == kind]
+    return [said(e.input) for e in events if e.event == "model" and call_kind(e.input) == kind]
 
 
 def _batches(plan: AuditPlan) -> list[Prompt]:
@@ -48,6 +62,19 @@ def test_a_detection_sample_makes_exactly_the_calls_of_its_plan(tmp_path: Path) 
     plan = detection_plan(make_instance(SEED, "L3"), **detection_args(DetectionSettings.read(args)))
     assert len(plan) > 1  # L3: a window after each scheduled event
     assert _calls(sample, "audit") == [prompt for window in plan for prompt in _batches(window)]
+
+
+def test_an_audit_plan_shows_and_asks_as_the_extensions_on_say(tmp_path: Path) -> None:
+    # memory crops (a picture an entry) and edits (a verdict field, a request in the prompt)
+    args = {"regime": "L2", "seeds": str(SEED), "modality": "vision", "memory": "crops", "edits": True}
+    [sample] = run_eval(detection(**args), "spatialstale/observer", tmp_path).samples or []
+    [window] = detection_plan(make_instance(SEED, "L2"), **detection_args(DetectionSettings.read(args)))
+    assert [f.name for f in window.fields] == ["edit"]
+    sent = _calls(sample, "audit", _shown)
+    assert sent == [_shown(window.messages(batch)) for batch in window.batches]
+    # the grid's image, then a crop an entry
+    assert sum(part.startswith("image ") for _, part in sent[0]) == 1 + len(window.batches[0])
+    assert "edit" in sent[0][0][1]  # the prompt asks for the edits
 
 
 def test_an_episode_opens_with_the_calls_of_its_plan(tmp_path: Path) -> None:
