@@ -9,7 +9,7 @@ from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import grid_samples
 from spatialstale.protocol import DEFAULT_PROMPTS, DetectionSettings, active_extensions
 from spatialstale.scorers import DETECTION_METRICS, extension_metrics, stale_f1
-from spatialstale.solvers import detect, freeze_startup_heap
+from spatialstale.solvers import detect, detection_args, freeze_startup_heap
 
 VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -95,14 +95,7 @@ def detection(
     freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=grid_samples(settings, task="Audit the memory of"),
-        solver=detect(
-            modality=settings.modality,
-            batch_size=settings.batch_size,
-            audit_prompt=settings.prompts["audit"],
-            structured=settings.structured,
-            observation=settings.observation,
-            **settings.extension_args(),
-        ),
+        solver=detect(**detection_args(settings)),
         scorer=stale_f1(),
         # an extension's metrics only when it is on: the default log keeps its metrics
         metrics=[*DETECTION_METRICS, *extension_metrics("detection", "regime", on)] if on else None,

@@ -9,7 +9,7 @@ from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
 from spatialstale.protocol import DEFAULT_PROMPTS, NavigationSettings
 from spatialstale.scorers import episode_outcome
-from spatialstale.solvers import freeze_startup_heap, navigate
+from spatialstale.solvers import freeze_startup_heap, navigate, navigation_args
 
 VERSION = 5
 """The task version in each log header; CHANGELOG.md says what each version changed."""
@@ -149,20 +149,7 @@ def navigation(
     freeze_startup_heap()  # before any sample starts (solvers/_heap.py)
     return Task(
         dataset=navigation_samples(settings),
-        solver=navigate(
-            modality=settings.modality,
-            batch_size=settings.batch_size,
-            max_steps=settings.max_steps,
-            navigate_prompt=settings.prompts["navigate"],
-            audit_prompt=settings.prompts["audit"],
-            selfverify_prompt=settings.prompts["selfverify"],
-            structured=settings.structured,
-            observation=settings.observation,
-            filter_mode=settings.filter,
-            agent=settings.agent,
-            verify_radius=settings.verify_radius,
-            **settings.extension_args(),
-        ),
+        solver=navigate(**navigation_args(settings)),
         scorer=episode_outcome(),
         version=VERSION,
         epochs=Epochs(settings.episodes),

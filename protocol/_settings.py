@@ -314,6 +314,14 @@ class GridSettings:
         """The prompt set's prompt of ``kind`` for these settings (``_extensions``' hooks applied)."""
         return extension_prompt(cls.kind, kind, values, prompt_set.prompt(kind))
 
+    def prompt(self, kind: str) -> str:
+        """The system prompt of ``kind`` the task sends: the one read from its ``-T``
+        values, else (settings made in code) its prompt set's, made for these settings."""
+        if kind in self.prompts:
+            return self.prompts[kind]
+        values = {a.name: getattr(self, a.name) for a in axes_of(self)}
+        return self.set_prompt(PROMPT_SETS[self.prompt_set], kind, values)
+
     @property
     def prompt_record(self) -> dict[str, str | int]:
         """The prompt set's name and version and the hash of the prompts sent."""

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from inspect_ai.log import transcript
-from inspect_ai.model import Model
+from inspect_ai.model import ChatMessage, Model
 from inspect_ai.util import span
 
 from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos, cell_at
@@ -147,6 +147,57 @@ class AuditTally:
         )
 
 
+@dataclass(frozen=True)
+class AuditPlan:
+    """The calls of one batched audit, as :func:`batched_audit` makes them: a call a
+    batch of ``batch_size`` of ``entries``, all sent together, each shown ``grid`` from
+    ``agent``. The loops build it and :meth:`ask` it; the dry run measures the same plan.
+
+    ``truth`` is what a correct answer follows (shown beside each verdict, never sent);
+    ``form`` how the extension on shows the entries (None: each entry's text line), and
+    ``fields`` the verdict fields the extensions on add to each verdict.
+    """
+
+    entries: Sequence[MemoryEntry]
+    grid: Grid
+    agent: Pos
+    sight: Sight
+    batch_size: int
+    prompt: str
+    truth: Truth | None = None
+    form: MemoryForm | None = None
+    fields: Sequence[VerdictField] = ()
+
+    @property
+    def batches(self) -> list[Sequence[MemoryEntry]]:
+        """The batches, a call each (⌈len(entries) / B⌉)."""
+        return batches_of(self.entries, self.batch_size)
+
+    def messages(self, batch: Sequence[MemoryEntry]) -> list[ChatMessage]:
+        """The prompt of ``batch``'s call."""
+        return audit_messages(batch, self.grid, self.agent, self.sight, self.prompt, self.form)
+
+    async def ask(
+        self, model: Model, *, step: int, structured: bool = False, tally: AuditTally | None = None
+    ) -> AuditResult:
+        """Make the calls (:func:`batched_audit`)."""
+        return await batched_audit(
+            model,
+            self.entries,
+            self.grid,
+            self.agent,
+            sight=self.sight,
+            batch_size=self.batch_size,
+            prompt=self.prompt,
+            step=step,
+            structured=structured,
+            tally=tally,
+            truth=self.truth,
+            form=self.form,
+            fields=self.fields,
+        )
+
+
 async def batched_audit(
     model: Model,
     entries: Sequence[MemoryEntry],
@@ -176,6 +227,7 @@ async def batched_audit(
     on) is a key of the schema's verdicts, read into the tally, and a column of the table
     (judged against the truth when given).
     """
+    plan = AuditPlan(entries, grid, agent, sight, batch_size, prompt, truth, form, fields)
     tally = tally if tally is not None else AuditTally(step, entries)
     names = [f.name for f in fields]
     results: Counter[str] = Counter()
@@ -220,13 +272,11 @@ async def batched_audit(
 
     await ask_in_batches(
         model,
-        batches_of(entries, batch_size),
+        plan.batches,
         kind="audit",
-        messages=lambda batch: audit_messages(batch, grid, agent, sight, prompt, form),
+        messages=plan.messages,
         config=lambda batch: answer_config(audit_schema(_ids(batch), names), structured, model),
-        read=lambda text, batch: parse_audit(
-            text, _ids(batch), {e.id: e.pos for e in batch} if fields else None, fields
-        ),
+        read=lambda text, batch: parse_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
         keep=keep,
         notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
         table=BatchTable(
@@ -261,6 +311,30 @@ def _cells(entries: Sequence[MemoryEntry]) -> dict[str, Pos]:
     return {e.id: e.pos for e in entries}
 
 
+@dataclass(frozen=True)
+class SelfVerifyPlan:
+    """SelfVerify's one call, as :func:`selfverify_audit` makes it: the whole of
+    ``entries`` against ``grid`` seen from ``agent``. ``truth``: what a correct answer
+    flags (never sent)."""
+
+    entries: Sequence[MemoryEntry]
+    grid: Grid
+    agent: Pos
+    sight: Sight
+    prompt: str
+    truth: Truth | None = None
+
+    def messages(self) -> list[ChatMessage]:
+        """The call's prompt."""
+        return selfverify_messages(self.entries, self.grid, self.agent, self.sight, self.prompt)
+
+    async def ask(self, model: Model, *, structured: bool = False) -> AuditResult:
+        """Make the call (:func:`selfverify_audit`)."""
+        return await selfverify_audit(
+            model, self.entries, self.grid, self.agent, sight=self.sight, prompt=self.prompt, structured=structured
+        )
+
+
 async def selfverify_audit(
     model: Model,
     entries: Sequence[MemoryEntry],
@@ -274,7 +348,7 @@ async def selfverify_audit(
     """SelfVerify's single call with the whole store; it flags what it calls inconsistent."""
     async with span("selfverify", type="audit"):
         output = await model.generate(
-            selfverify_messages(entries, grid, agent, sight, prompt),
+            SelfVerifyPlan(entries, grid, agent, sight, prompt).messages(),
             config=answer_config(selfverify_schema([e.id for e in entries]), structured, model),
         )
         record_call("audit", output)

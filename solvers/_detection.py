@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from inspect_ai.model import Model
 from inspect_ai.solver import Solver, TaskState, solver
 
-from spatialstale.env import Grid, Instance
+from spatialstale.env import Grid, Instance, Pos
 from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
     DETECTION,
     DetectionRecord,
+    DetectionSettings,
     DetectionWindow,
     Sight,
     VerdictField,
@@ -20,9 +22,9 @@ from spatialstale.protocol import (
     verdict_fields,
 )
 
-from ._audit import AuditTally, Truth, batched_audit
+from ._audit import AuditPlan, AuditTally, Truth
 from ._sample import AUDITOR_ROLE
-from ._windows import window_solve
+from ._windows import detection_windows, window_solve
 
 
 def _window(
@@ -50,6 +52,72 @@ def _keep(state: TaskState, windows: list[DetectionWindow], limit: str | None) -
 def _flagged(windows: list[DetectionWindow]) -> str:
     flagged = sum(len(w.audit.flagged) for w in windows)
     return f"{len(windows)} detection window(s), {flagged} entries flagged"
+
+
+def window_audit(
+    instance: Instance,
+    grid: Grid,
+    *,
+    sight: Sight,
+    batch_size: int,
+    prompt: str,
+    values: Mapping[str, Any],
+    drawn: bool = True,
+) -> AuditPlan:
+    """The audit of one detection window, as :func:`detect` makes it: the whole store
+    against the window's grid, the agent at S, each entry shown as the extensions on
+    (``values``: their axes) say and each verdict with their fields (``drawn=False``: an
+    extension's pictures are stand-ins that name what they show, for the dry run)."""
+    return AuditPlan(
+        instance.memory,
+        grid,
+        instance.start,
+        sight=sight.for_instance(instance),
+        batch_size=batch_size,
+        prompt=prompt,
+        truth=Truth.of(instance, grid),
+        form=extension_memory_form("detection", values, instance, drawn=drawn),
+        fields=verdict_fields("detection", values),
+    )
+
+
+def detection_args(settings: DetectionSettings) -> dict[str, Any]:
+    """The arguments of :func:`detect` (and :func:`detection_plan`) for a task's settings."""
+    return {
+        "modality": settings.modality,
+        "batch_size": settings.batch_size,
+        "audit_prompt": settings.prompt("audit"),
+        "structured": settings.structured,
+        "observation": settings.observation,
+        **settings.extension_args(),
+    }
+
+
+def detection_plan(
+    instance: Instance,
+    *,
+    modality: str = DETECTION.modality,
+    batch_size: int = DETECTION.batch_size,
+    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    structured: bool = DETECTION.structured,
+    observation: str = DETECTION.observation,
+    image: Callable[[Grid, Pos | None], str] | None = None,
+    drawn: bool = True,
+    **extensions: object,
+) -> list[AuditPlan]:
+    """Every call of one detection sample, as :func:`detect` (same arguments) makes
+    them: an audit a window (:func:`detection_windows`). ``image`` draws the grid's
+    pictures when given, and ``drawn=False`` has the extensions' memory forms send
+    stand-ins (the dry run's, which name what an image shows without drawing it);
+    ``structured`` goes with a call, not in its prompt, and changes no call."""
+    sight = Sight(modality, observation) if image is None else Sight(modality, observation, image=image)
+    values = extension_values("detection", extensions)
+    return [
+        window_audit(
+            instance, grid, sight=sight, batch_size=batch_size, prompt=audit_prompt, values=values, drawn=drawn
+        )
+        for _, grid in detection_windows(instance)
+    ]
 
 
 @solver
@@ -85,21 +153,8 @@ def detect(
     fields = verdict_fields("detection", values)
 
     async def audit(auditor: Model, instance: Instance, grid: Grid, tally: AuditTally) -> None:
-        await batched_audit(
-            auditor,
-            instance.memory,
-            grid,
-            instance.start,
-            sight=sight.for_instance(instance),
-            batch_size=batch_size,
-            prompt=audit_prompt,
-            step=tally.step,
-            structured=structured,
-            tally=tally,
-            truth=Truth.of(instance, grid),
-            form=extension_memory_form("detection", values, instance),
-            fields=fields,
-        )
+        plan = window_audit(instance, grid, sight=sight, batch_size=batch_size, prompt=audit_prompt, values=values)
+        await plan.ask(auditor, step=tally.step, structured=structured, tally=tally)
 
     return window_solve(
         role=audit_model_role,

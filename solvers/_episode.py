@@ -3,13 +3,17 @@
 Every navigator (the per-step prompt navigator of ``_navigation`` and the loops of
 ``_navigators``) steps the world through :func:`take_step` and ends an episode with
 ``Episode.finished`` or ``Episode.interrupted`` (``spatialstale.protocol``), so their
-records count stale and UNKNOWN entries alike and the scorer reads any unchanged.
+records count stale and UNKNOWN entries alike and the scorer reads any unchanged. A
+navigator that converses states its calls as a :class:`ConversationPlan`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant
+from inspect_ai.tool import Tool
 
 from spatialstale.env import Action, DynamicFrozenLakeEnv, MemoryEntry, cell_at
 from spatialstale.protocol import WHOLE_GRID, StepRecord, View, WithheldEntry
@@ -104,3 +108,31 @@ def take_step(
         unknown_in_view=sum(isinstance(e, WithheldEntry) for e in view or ()),
     )
     return StepTaken(record, float(reward), terminated, truncated)
+
+
+@dataclass(frozen=True)
+class ConversationPlan:
+    """The calls of one episode at most of a navigator that converses, as its loop makes
+    them (``_navigators.NavigatorLoop.plan``), every step taken with the agent at S: a
+    turn a step, each resending the conversation so far with ``tools``, so the prompt
+    grows by one exchange (``answer`` and the ``result`` it gets back) a turn. The
+    dry run measures the opening and one exchange, the same length at every step.
+
+    Attributes:
+        tools: the tools given with every call.
+        opening: the conversation's first messages (the system prompt, the situation).
+        answer: a turn's answer, as the conversation keeps it.
+        result: what the answer gets back (the step's outcome and the next situation).
+        turns: the turns of the episode.
+    """
+
+    tools: Sequence[Tool]
+    opening: list[ChatMessage]
+    answer: str
+    result: ChatMessage
+    turns: int
+
+    @property
+    def exchange(self) -> list[ChatMessage]:
+        """What one turn adds to the conversation: the answer and its result."""
+        return [ChatMessageAssistant(content=self.answer), self.result]

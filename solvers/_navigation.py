@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
 from inspect_ai.log import transcript
-from inspect_ai.model import Model, get_model
+from inspect_ai.model import ChatMessage, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
 from spatialstale.env import (
     Action,
     DynamicFrozenLakeEnv,
+    Grid,
+    Instance,
     MemoryEntry,
+    Pos,
     greedy_action,
 )
 from spatialstale.protocol import (
@@ -24,6 +31,7 @@ from spatialstale.protocol import (
     CallCost,
     Episode,
     NavigationRecord,
+    NavigationSettings,
     Sight,
     StepRecord,
     answer_config,
@@ -35,10 +43,25 @@ from spatialstale.protocol import (
 )
 
 from ._cost import counting, record_call
-from ._episode import step_table, take_step
+from ._episode import ConversationPlan, step_table, take_step
 from ._navigators import navigator_loop
 from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
-from ._strategies import MemoryStrategy, StrategyContext, make_strategy
+from ._strategies import STRATEGIES, MemoryStrategy, Planned, StrategyContext, make_strategy
+
+
+def step_messages(
+    view: tuple[MemoryEntry, ...] | None,
+    grid: Grid,
+    agent: Pos,
+    goal: Pos,
+    steps_left: int,
+    *,
+    sight: Sight,
+    prompt: str,
+) -> list[ChatMessage]:
+    """The prompt of one navigation step: what ``sight`` shows of the live ``grid``
+    from ``agent`` (``Sight.seen``), with the memory ``view``."""
+    return navigate_messages(view, sight.seen(grid, agent), agent, goal, steps_left, sight, prompt)
 
 
 async def choose_action(
@@ -55,14 +78,8 @@ async def choose_action(
     The navigator sees what ``sight`` shows of the grid (``Sight.seen``).
     """
     instance = env.instance
-    messages = navigate_messages(
-        view,
-        sight.seen(env.grid, env.agent),
-        env.agent,
-        instance.goal,
-        env.max_steps - env.steps,
-        sight,
-        prompt,
+    messages = step_messages(
+        view, env.grid, env.agent, instance.goal, env.max_steps - env.steps, sight=sight, prompt=prompt
     )
     output = await navigator.generate(messages, config=answer_config(NAVIGATE_SCHEMA, structured, navigator))
     record_call("navigation", output)
@@ -112,6 +129,36 @@ async def run_episode(
             records.append(taken.record)
             transcript().info(step_table(taken.record, sight.view), source="navigation")
     return Episode.finished(env, strategy.audits, records, view, reward, sight.view.record())
+
+
+@dataclass(frozen=True)
+class StepsPlan:
+    """The per-step navigator's calls of one episode at most, as :func:`run_episode`
+    makes them, with the agent at S: one a step, one after another, each built when
+    asked for (``messages(step)``, ``step`` actions taken)."""
+
+    turns: int
+    messages: Callable[[int], list[ChatMessage]]
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    """The most one episode asks (an upper bound: every step taken, the agent at S):
+    the navigator's calls and the strategy's audits, as the loops make them."""
+
+    navigator: StepsPlan | ConversationPlan
+    audits: list[Planned]
+
+
+def _sight(
+    modality: str,
+    observation: str,
+    extensions: Mapping[str, object],
+    image: Callable[[Grid, Pos | None], str] | None = None,
+) -> Sight:
+    """How :func:`navigate` shows the grid: the extensions' view (a bad value raises ValueError)."""
+    sight = Sight(modality, observation, view=extension_view("navigation", extension_values("navigation", extensions)))
+    return sight if image is None else replace(sight, image=image)
 
 
 def _store(state: TaskState, episode: Episode, cost: CallCost) -> None:
@@ -173,7 +220,7 @@ def navigate(
     filter_named(filter_mode)  # a bad name fails here, before any model call
     if agent not in NAVIGATOR_NAMES:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATOR_NAMES)}; got {agent!r}")
-    sight = Sight(modality, observation, view=extension_view("navigation", extension_values("navigation", extensions)))
+    sight = _sight(modality, observation, extensions)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
@@ -232,3 +279,74 @@ def navigate(
         _store(state, episode, cost)
 
     return solve
+
+
+def navigation_args(settings: NavigationSettings) -> dict[str, Any]:
+    """The arguments of :func:`navigate` (and :func:`episode_plan`) for a task's settings."""
+    return {
+        "modality": settings.modality,
+        "batch_size": settings.batch_size,
+        "max_steps": settings.max_steps,
+        "navigate_prompt": settings.prompt("navigate"),
+        "audit_prompt": settings.prompt("audit"),
+        "selfverify_prompt": settings.prompt("selfverify"),
+        "structured": settings.structured,
+        "observation": settings.observation,
+        "filter_mode": settings.filter,
+        "agent": settings.agent,
+        "verify_radius": settings.verify_radius,
+        **settings.extension_args(),
+    }
+
+
+def episode_plan(
+    instance: Instance,
+    strategy: str,
+    *,
+    modality: str = NAVIGATION.modality,
+    batch_size: int = NAVIGATION.batch_size,
+    max_steps: int = NAVIGATION.max_steps,
+    navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
+    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
+    selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
+    structured: bool = NAVIGATION.structured,
+    observation: str = NAVIGATION.observation,
+    filter_mode: str = NAVIGATION.filter,
+    agent: str = NAVIGATION.agent,
+    verify_radius: int = NAVIGATION.verify_radius,
+    image: Callable[[Grid, Pos | None], str] | None = None,
+    **extensions: object,
+) -> EpisodePlan:
+    """The calls of one episode of ``strategy`` at most, as :func:`navigate` (same
+    arguments) makes them: every step taken with the agent at S, and the audits the
+    built-in strategy states (``plan``, beside its ``view``); a plug-in strategy's
+    audits are not known before it runs (none), its view taken as the whole store.
+    ``image`` draws the grid's pictures when given (the dry run's stand-in names them);
+    ``structured`` goes with a call, not in its prompt, and changes no call."""
+    sight = _sight(modality, observation, extensions, image)
+    shown = sight.for_instance(instance)
+    view: tuple[MemoryEntry, ...] | None = instance.memory
+    audits: list[Planned] = []
+    if strategy in STRATEGIES:
+        context = StrategyContext(
+            instance=instance,
+            auditor=cast(Model, None),  # a plan calls no model
+            sight=shown,
+            batch_size=batch_size,
+            audit_prompt=audit_prompt,
+            selfverify_prompt=selfverify_prompt,
+            structured=False,
+            filter_mode=filter_mode,
+            verify_radius=verify_radius,
+        )
+        view, audits = STRATEGIES[strategy](context).plan(max_steps)
+    loop = navigator_loop(agent)
+    if loop is not None:
+        return EpisodePlan(loop.plan(instance, sight=shown, prompt=navigate_prompt, max_steps=max_steps), audits)
+    goal = instance.goal
+
+    def messages(step: int) -> list[ChatMessage]:
+        grid = instance.grid_after(step)
+        return step_messages(view, grid, instance.start, goal, max_steps - step, sight=shown, prompt=navigate_prompt)
+
+    return EpisodePlan(StepsPlan(max_steps, messages), audits)

@@ -1,21 +1,23 @@
 """The loops of the navigators other than the paper's (``-T agent``), by name: the only
 module of ``spatialstale.solvers`` that names them. The paper's per-step loop is the
 navigation solver's own (``_navigation.run_episode``); each other navigator declares
-itself in ``spatialstale.protocol`` (``NAVIGATORS``) and plays here."""
+itself in ``spatialstale.protocol`` (``NAVIGATORS``) and plays here, its loop stating
+beside its play the calls it makes (``plan``), which the dry run measures."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Protocol
 
-from inspect_ai.model import ChatMessage, Content, Model
+from inspect_ai.model import Model
 from inspect_ai.solver import TaskState
 
-from spatialstale.env import DynamicFrozenLakeEnv, Pos
+from spatialstale.env import DynamicFrozenLakeEnv, Instance
 from spatialstale.protocol import TOOL_NAVIGATOR, Episode, Sight, StepRecord
 
+from ._episode import ConversationPlan
 from ._strategies import MemoryStrategy
-from ._tools import ToolLoop, tool_plan
+from ._tools import ToolLoop
 
 
 class NavigatorLoop(Protocol):
@@ -40,21 +42,18 @@ class NavigatorLoop(Protocol):
         """What the record of an episode a sample limit ended adds (``Episode.navigated``)."""
         ...
 
+    def plan(self, instance: Instance, *, sight: Sight, prompt: str, max_steps: int) -> ConversationPlan:
+        """The calls :meth:`play` makes in an episode of ``instance`` at most (every step
+        taken, the agent at S), shown as ``sight`` (for the instance) shows the grid:
+        what the dry run measures."""
+        ...
 
-Planner = Callable[[int, Pos, Callable[[int], list[Content]]], tuple[list[ChatMessage], list[ChatMessage], str]]
-"""A navigator's plan for the dry run of a conversation that grows by one exchange a
-step: given (grid size, start, the situation shown at a step), its opening messages,
-one exchange and the answer of a turn."""
 
-LOOPS: dict[str, tuple[Callable[[], NavigatorLoop], Planner]] = {TOOL_NAVIGATOR.name: (ToolLoop, tool_plan)}
-"""Each navigator's loop (a new one an episode) and dry-run plan, by ``-T agent`` name."""
+LOOPS: dict[str, Callable[[], NavigatorLoop]] = {TOOL_NAVIGATOR.name: ToolLoop}
+"""Each navigator's loop (a new one an episode), by ``-T agent`` name."""
 
 
 def navigator_loop(name: str) -> NavigatorLoop | None:
-    """A new loop of navigator ``name`` for one episode; None: the paper's per-step loop."""
-    return LOOPS[name][0]() if name in LOOPS else None
-
-
-def navigator_plan(name: str) -> Planner | None:
-    """Navigator ``name``'s plan for the dry run; None: the paper's one call a step."""
-    return LOOPS[name][1] if name in LOOPS else None
+    """A new loop of navigator ``name`` for one episode (or its plan); None: the paper's
+    per-step loop."""
+    return LOOPS[name]() if name in LOOPS else None

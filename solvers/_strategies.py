@@ -31,7 +31,7 @@ from inspect_ai.model import Model
 from spatialstale.env import Grid, Instance, MemoryEntry, Pos
 from spatialstale.protocol import AuditResult, Sight, filter_named, plugin_strategy
 
-from ._audit import Truth, batched_audit, selfverify_audit
+from ._audit import AuditPlan, SelfVerifyPlan, Truth
 
 
 @dataclass(frozen=True)
@@ -63,35 +63,38 @@ class StrategyContext:
         """``grid`` as an audit made at ``agent`` sees it."""
         return self.sight.seen(grid, agent)
 
-    async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
-        """The batched audit of ``entries`` (OMCD's) against ``grid`` as seen from
-        ``agent``: the auditor role, the batch size, the audit prompt, structured
-        output and the answer reading of the task's settings. Its transcript table
-        shows the truth against the live grid beside each verdict."""
-        return await batched_audit(
-            self.auditor,
+    def audit_plan(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> AuditPlan:
+        """The calls :meth:`audit` makes."""
+        return AuditPlan(
             entries,
             self.seen(grid, agent),
             agent,
             sight=self.sight,
             batch_size=self.batch_size,
             prompt=self.audit_prompt,
-            step=step,
-            structured=self.structured,
             truth=Truth.of(self.instance, grid),
         )
 
+    def selfverify_plan(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> SelfVerifyPlan:
+        """The call :meth:`selfverify` makes."""
+        return SelfVerifyPlan(
+            entries, self.seen(grid, agent), agent, self.sight, self.selfverify_prompt, Truth.of(self.instance, grid)
+        )
+
+    async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
+        """The batched audit of ``entries`` (OMCD's) against ``grid`` as seen from
+        ``agent``: the auditor role, the batch size, the audit prompt, structured
+        output and the answer reading of the task's settings. Its transcript table
+        shows the truth against the live grid beside each verdict."""
+        return await self.audit_plan(entries, grid, agent).ask(self.auditor, step=step, structured=self.structured)
+
     async def selfverify(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> AuditResult:
         """SelfVerify's single check of ``entries`` against ``grid`` as seen from ``agent``."""
-        return await selfverify_audit(
-            self.auditor,
-            entries,
-            self.seen(grid, agent),
-            agent,
-            sight=self.sight,
-            prompt=self.selfverify_prompt,
-            structured=self.structured,
-        )
+        return await self.selfverify_plan(entries, grid, agent).ask(self.auditor, structured=self.structured)
+
+
+Planned = AuditPlan | SelfVerifyPlan
+"""An audit a strategy may make: batched, or SelfVerify's one call."""
 
 
 class MemoryStrategy(Protocol):
@@ -138,6 +141,12 @@ class _Strategy:
         self.context = context
         self.audits: list[AuditResult] = []
 
+    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
+        """The most an episode of ``max_steps`` steps asks, with the agent at S: the
+        largest memory view it shows (the whole store) and every audit it may make
+        (none). The dry run counts it; each strategy states its own beside :meth:`view`."""
+        return self.memory, []
+
     @property
     def memory(self) -> tuple[MemoryEntry, ...]:
         return self.context.instance.memory
@@ -157,6 +166,9 @@ class NoMemory(_Strategy):
 
     name = "nomemory"
     flags = False
+
+    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
+        return None, []
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         return None
@@ -179,6 +191,10 @@ class SelfVerify(_Strategy):
     """One pre-navigation call with the whole store; never re-audited."""
 
     name = "selfverify"
+
+    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
+        instance = self.context.instance
+        return self.memory, [self.context.selfverify_plan(self.memory, instance.initial_grid, instance.start)]
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if not self.audits:
@@ -205,6 +221,12 @@ class OMCD(_Strategy):
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
         return await self.context.audit(self.memory, step, grid, agent)
 
+    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
+        # at most: an audit at the start and after every change scheduled within the budget
+        instance = self.context.instance
+        grids = [instance.initial_grid, *(instance.grid_after(e.step) for e in instance.schedule if e.step < max_steps)]
+        return self.memory, [self.context.audit_plan(self.memory, grid, instance.start) for grid in grids]
+
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if grid != self.audited_grid:
             self.audits.append(await self.judge(step, grid, agent))
@@ -222,6 +244,9 @@ class Oracle(OMCD):
 
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
         return AuditResult(step=step, flagged=self.context.instance.stale_ids(grid), calls=0)
+
+    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
+        return self.memory, []
 
 
 class LocalVerify(_Strategy):
@@ -251,6 +276,13 @@ class LocalVerify(_Strategy):
         r = self.context.verify_radius
         # an entry about no cell (an extension's) is near no cell
         return [e for e in self.memory if e.is_cell and max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
+
+    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
+        # at most: a full square of (2r+1)² entries audited every step (fewer at an edge,
+        # none on a step with nothing new in reach); the store's first entries stand for it
+        instance, r = self.context.instance, self.context.verify_radius
+        square = self.memory[: (2 * r + 1) ** 2]
+        return self.memory, [self.context.audit_plan(square, instance.initial_grid, instance.start)] * max_steps
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if grid != self.checked_grid:

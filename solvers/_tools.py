@@ -38,20 +38,18 @@ The episode is recorded as the prompt navigator records it (``Episode``/``StepRe
 so the ``episode_outcome`` scorer and the report read it unchanged; it also holds
 ``agent`` and the tool counts (``tools``, in ``Episode.navigated``). The prompt, the tools'
 names and ``recall``'s answers are the protocol's (``spatialstale.protocol``); the loop,
-its rules and its plan for the dry run are here (:class:`ToolLoop`, :func:`tool_plan`).
+its rules and its plan of calls, which the dry run measures, are here (:class:`ToolLoop`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import cast
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
-    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     Content,
@@ -61,12 +59,21 @@ from inspect_ai.model import (
     execute_tools,
 )
 from inspect_ai.solver import TaskState
-from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolDef, ToolError, ToolResult, tool
+from inspect_ai.tool import Tool, ToolCall, ToolCallError, ToolError, ToolResult, tool
 from inspect_ai.util import span
 
-from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, MemoryEntry, Pos, cell_at, greedy_action
+from spatialstale.env import (
+    Action,
+    Cell,
+    DynamicFrozenLakeEnv,
+    Grid,
+    Instance,
+    MemoryEntry,
+    Pos,
+    cell_at,
+    greedy_action,
+)
 from spatialstale.protocol import (
-    DEFAULT_TOOLS_PROMPT,
     EPISODE_OVER,
     MOVE_NAME,
     NAVIGATE_SCHEMA,
@@ -85,10 +92,13 @@ from spatialstale.protocol import (
 )
 
 from ._cost import record_call
-from ._episode import step_table, take_step
+from ._episode import ConversationPlan, step_table, take_step
 from ._strategies import MemoryStrategy
 
 DIRECTIONS = {"up": Action.UP, "down": Action.DOWN, "left": Action.LEFT, "right": Action.RIGHT}
+
+TOOL_CALL_ANSWER = '{"name": "move", "arguments": {"direction": "right"}}'
+"""A ``move`` call as the dry run counts a turn's answer (and, later, its history)."""
 
 
 def call_budget(size: int) -> int:
@@ -143,6 +153,22 @@ def _text_or_parts(parts: list[Content]) -> ToolResult:
     return [p for p in parts if isinstance(p, ContentText | ContentImage)]
 
 
+def situation(sight: Sight, grid: Grid, agent: Pos, goal: Pos, steps_left: int) -> list[Content]:
+    """What the navigator is told of where it stands: the observation (what ``sight``
+    shows of ``grid``), its position, the goal and the steps left."""
+    return [*sight.content(sight.seen(grid, agent), agent), ContentText(text=position_line(agent, goal, steps_left))]
+
+
+def opening(prompt: str, size: int, told: list[Content]) -> list[ChatMessage]:
+    """The conversation's first messages: the system prompt, then the situation."""
+    return [system_message(prompt, size, NAVIGATE_TOOLS), user_message(told)]
+
+
+def moved(action: Action, at: Pos) -> str:
+    """What a move that got the agent to ``at`` says first."""
+    return f"Moved {action.name.lower()} to ({at[0]},{at[1]})."
+
+
 class ToolRun:
     """The state of one tool-played episode: the world, the memory view and the counts.
 
@@ -190,11 +216,7 @@ class ToolRun:
     def situation(self) -> list[Content]:
         """The observation (what the sight shows of the grid), position, goal and remaining budget."""
         env = self.env
-        seen = self.sight.seen(env.grid, env.agent)
-        return [
-            *self.sight.content(seen, env.agent),
-            ContentText(text=position_line(env.agent, env.instance.goal, env.max_steps - env.steps)),
-        ]
+        return situation(self.sight, env.grid, env.agent, env.instance.goal, env.max_steps - env.steps)
 
     def step(self, action: Action, *, parsed: bool, reading: str, answer: str) -> list[Content]:
         """Take ``action`` in the world, record it, and describe what followed."""
@@ -214,17 +236,16 @@ class ToolRun:
     def outcome_parts(self, action: Action, before: tuple[int, int]) -> list[Content]:
         env = self.env
         at = f"({env.agent[0]},{env.agent[1]})"
-        name = action.name.lower()
-        moved = f"Moved {name} to {at}."
+        told = moved(action, env.agent)
         if env.agent == before:
-            moved = f"Moved {name} into the edge of the grid: still at {at}."
+            told = f"Moved {action.name.lower()} into the edge of the grid: still at {at}."
         if self.terminated and cell_at(env.grid, env.agent) is Cell.HOLE:
-            return [ContentText(text=f"{moved} It is a hole: the episode is over (death).")]
+            return [ContentText(text=f"{told} It is a hole: the episode is over (death).")]
         if self.terminated:
-            return [ContentText(text=f"{moved} It is the goal: the episode is over (success).")]
+            return [ContentText(text=f"{told} It is the goal: the episode is over (success).")]
         if self.truncated:
-            return [ContentText(text=f"{moved} The step budget is used up: the episode is over (timeout).")]
-        return [ContentText(text=moved), *self.situation()]
+            return [ContentText(text=f"{told} The step budget is used up: the episode is over (timeout).")]
+        return [ContentText(text=told), *self.situation()]
 
     # the tools' bodies: every refusal is a ToolError, which Inspect returns to the model
     def move(self, direction: object) -> ToolResult:
@@ -304,6 +325,11 @@ def recall_tool(run: ToolRun) -> Tool:
         return run.recall(row, col)
 
     return execute
+
+
+def episode_tools(run: ToolRun) -> list[Tool]:
+    """The tools of an episode, as the model is given them."""
+    return [move_tool(run), recall_tool(run)]
 
 
 def _refusal(call: ToolCall, message: str) -> ChatMessageTool:
@@ -388,14 +414,11 @@ async def run_tool_episode(
         records=[] if records is None else records,
         counts=counts,
     )
-    tools = [move_tool(run), recall_tool(run)]
+    tools = episode_tools(run)
     config = answer_config(NAVIGATE_SCHEMA, False, navigator)
     await run.refresh()
     messages = [] if messages is None else messages
-    messages[:] = [
-        system_message(prompt, env.instance.size, NAVIGATE_TOOLS),
-        user_message(run.situation()),
-    ]
+    messages[:] = opening(prompt, env.instance.size, run.situation())
     while not run.over:
         async with span(f"step {env.steps + 1}", type="step"):
             steps = env.steps
@@ -461,39 +484,14 @@ class ToolLoop:
     def record(self) -> dict[str, object]:
         return self.counts.record()
 
-
-TOOL_CALL_ANSWER = '{"name": "move", "arguments": {"direction": "right"}}'
-"""A ``move`` call as the tool-using navigator's answer (and, later, its history)."""
-
-
-def tool_definitions() -> str:
-    """The ``move`` and ``recall`` tools as a provider receives them with every call
-    (name, description and JSON schema of each), for their tokens."""
-    defs = [ToolDef(make(None)) for make in (move_tool, recall_tool)]  # type: ignore[arg-type]
-    return json.dumps(
-        [
-            {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
-            for d in defs
-        ]
-    )
-
-
-def tool_plan(
-    size: int, start: Pos, situation: Callable[[int], list[Content]]
-) -> tuple[list[ChatMessage], list[ChatMessage], str]:
-    """The dry run's view of an episode's conversation: its opening (the tool
-    definitions, the system prompt and the observation of step 0), one exchange (a
-    ``move`` right and its result, the observation of step 1) and a turn's answer."""
-    opening: list[ChatMessage] = [
-        ChatMessageSystem(content=tool_definitions()),
-        system_message(DEFAULT_TOOLS_PROMPT, size, NAVIGATE_TOOLS),
-        user_message(situation(0)),
-    ]
-    exchange: list[ChatMessage] = [
-        ChatMessageAssistant(content=TOOL_CALL_ANSWER),
-        ChatMessageTool(
-            content=[ContentText(text=f"Moved right to ({start[0]},{start[1]})."), *situation(1)],
-            function=MOVE_NAME,
-        ),
-    ]
-    return opening, exchange, TOOL_CALL_ANSWER
+    def plan(self, instance: Instance, *, sight: Sight, prompt: str, max_steps: int) -> ConversationPlan:
+        # as run_tool_episode opens it, then a move right a turn (the agent kept at S)
+        start, goal = instance.start, instance.goal
+        told = situation(sight, instance.grid_after(1), start, goal, max_steps - 1)
+        return ConversationPlan(
+            tools=episode_tools(cast(ToolRun, None)),  # listed, never called
+            opening=opening(prompt, instance.size, situation(sight, instance.grid_after(0), start, goal, max_steps)),
+            answer=TOOL_CALL_ANSWER,
+            result=ChatMessageTool(content=[ContentText(text=moved(Action.RIGHT, start)), *told], function=MOVE_NAME),
+            turns=max_steps,
+        )

@@ -1,13 +1,13 @@
 """What a study's samples ask, call by call, measured before anything is sent.
 
-Every prompt is built by the protocol's own builders (``audit_messages``,
-``selfverify_messages``, ``navigate_messages``; a conversing navigator's own plan) for the
-study's real instances, over the solvers' own plan of calls (``detection_windows``,
-``batches_of``); only the answers are assumed. Images are not drawn: the builders are
-given a :class:`~spatialstale.protocol.Sight` whose image names what it shows, and an
-image costs ``image_tokens(size)``. Tokens are ``ceil(chars / 4)`` per message part
-(about four characters a token for English and JSON with common BPE tokenizers),
-unless a :data:`TokenCount` from a model's own counter is given.
+The calls are the solvers' own plan (``spatialstale.solvers``: ``detection_plan`` and
+``episode_plan``, beside the loops that make the same calls), for the study's real
+instances and with the task's own prompts; only the answers are assumed. Images are
+not drawn: the plans are given stand-ins that name what an image shows; a grid's
+costs ``image_tokens(size)``, an extension's (``StandIn``) :func:`picture_tokens` of
+its size. Tokens are ``ceil(chars / 4)`` per message part (about
+four characters a token for English and JSON with common BPE tokenizers), unless a
+:data:`TokenCount` from a model's own counter is given.
 
 - **completions**: the answer in exactly the format the prompt asks for (an audit
   entry per id with a one-line reason like the prompt's example; SelfVerify listing
@@ -22,49 +22,41 @@ unless a :data:`TokenCount` from a model's own counter is given.
   (one round), a navigation episode's steps one at a time.
 
 Detection calls are exact: windows x ceil(n^2 / B) a seed. Navigation depends on when
-episodes end, so its counts are an upper bound: every episode runs ``max_steps``
-steps with the agent at S, OMCD re-audits after every scheduled L3 event before the
-budget ends, SelfVerify makes one call, Oracle none, LocalVerify audits a full
-(2r+1)² square every step (:meth:`Asked.local_audits`), every view holds the whole
-store. A plug-in strategy's audits are not known before it runs: only its navigator
-calls are counted (as a view of the whole store).
+episodes end, so its counts are an upper bound, as the plan states it: every episode
+runs ``max_steps`` steps with the agent at S, and each built-in strategy's audits are
+its ``plan`` (OMCD re-audits after every scheduled change before the budget ends,
+SelfVerify makes one call, Oracle none, LocalVerify audits a full (2r+1)² square every
+step), every view the whole store. A plug-in strategy's audits are not known before it
+runs: only its navigator calls are counted (as a view of the whole store).
 A long chain of calls is measured on ``CHAIN_PAIRS`` evenly spaced pairs of
 consecutive calls and scaled, an L3 audit schedule on its first and last windows.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from inspect_ai.model import ChatMessage, Content, ContentImage, ContentText
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
+from inspect_ai.tool import Tool, ToolDef
 
 from spatialstale.env import CELL_PX, Grid, Instance, MemoryEntry, Pos
-from spatialstale.protocol import (
-    PROMPT_SETS,
-    WHOLE_GRID,
-    GridSettings,
-    NavigationSettings,
-    PromptSet,
-    Sight,
-    StandIn,
-    VerdictField,
-    View,
-    audit_messages,
-    axes_of,
-    extension_memory_form,
-    extension_prompt,
-    extension_stand_ins,
-    extension_view,
-    navigate_messages,
-    position_line,
-    selfverify_messages,
-    verdict_fields,
+from spatialstale.protocol import DetectionSettings, NavigationSettings, StandIn, VerdictField, extension_stand_ins
+from spatialstale.solvers import (
+    AuditPlan,
+    ConversationPlan,
+    EpisodePlan,
+    SelfVerifyPlan,
+    StepsPlan,
+    detection_args,
+    detection_plan,
+    episode_plan,
+    navigation_args,
 )
-from spatialstale.solvers import Planner, batches_of, detection_windows, navigator_plan
 
 CHARS_PER_TOKEN = 4
 IMAGE_BASE_TOKENS = 85
@@ -320,155 +312,105 @@ def audit_answer(batch: Sequence[MemoryEntry], stale: frozenset[str], fields: Se
     )
 
 
-def view_of(settings: object) -> View:
-    """What of the grid a task with these settings shows (the extensions' view)."""
-    if not isinstance(settings, GridSettings):
-        return WHOLE_GRID
-    return extension_view(settings.kind, settings.values())
+def tool_definitions(tools: Sequence[Tool]) -> str:
+    """``tools`` as a provider receives them with every call (name, description and
+    JSON schema of each), for their tokens."""
+    defs = [ToolDef(t) for t in tools]
+    return json.dumps(
+        [
+            {"name": d.name, "description": d.description, "parameters": d.parameters.model_dump(exclude_none=True)}
+            for d in defs
+        ]
+    )
 
 
-@dataclass(frozen=True)
-class Asked:
-    """How one task's calls are shown and measured: its settings' sight and prompts."""
+@functools.cache
+def _solver_args(settings: DetectionSettings | NavigationSettings) -> dict[str, Any]:
+    # once a task, not once a sample: the solver's arguments read every axis
+    return detection_args(settings) if isinstance(settings, DetectionSettings) else navigation_args(settings)
 
-    sight: Sight
-    prompts: PromptSet
-    meter: Meter
-    batch_size: int
-    kind: str = "grid"
-    values: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    """Every axis's value of the task's settings, by name: what the extensions' hooks read."""
 
-    @classmethod
-    def of(cls, settings: object, count: TokenCount = chars_over_four, cache: CacheRule | None = ANY_PREFIX) -> Asked:
-        modality, observation = getattr(settings, "modality"), getattr(settings, "observation")  # noqa: B009
-        return cls(
-            sight=Sight(modality, observation, image=image_named, view=view_of(settings)),
-            prompts=PROMPT_SETS[getattr(settings, "prompt_set")],  # noqa: B009
-            meter=Meter(count, getattr(settings, "size"), cache),  # noqa: B009
-            batch_size=getattr(settings, "batch_size"),  # noqa: B009
-            kind=settings.kind if isinstance(settings, GridSettings) else "grid",
-            values={a.name: getattr(settings, a.name) for a in axes_of(settings)}
-            if isinstance(settings, GridSettings)
-            else {},
-        )
+def detection_plan_of(settings: DetectionSettings, instance: Instance) -> list[AuditPlan]:
+    """The calls of one detection sample, as the task's solver makes them (images named,
+    not drawn: the grid's by :func:`image_named`, an extension's by its stand-in)."""
+    return detection_plan(instance, **_solver_args(settings), image=image_named, drawn=False)
 
-    def seen(self, instance: Instance, grid: Grid) -> Grid:
-        """``grid`` as the agent at S sees it (``Sight.seen``: the extensions' view)."""
-        return self.sight.seen(grid, instance.start)
 
-    def audit(self, instance: Instance, grid: Grid, entries: Sequence[MemoryEntry] | None = None) -> Calls:
-        """One batched audit of ``entries`` (the whole store when None) against ``grid``."""
-        stale = instance.stale_ids(grid)
-        batches = batches_of(instance.memory if entries is None else entries, self.batch_size)
-        seen = self.seen(instance, grid)
-        sight = self.sight.for_instance(instance)
+def episode_plan_of(settings: NavigationSettings, instance: Instance, strategy: str) -> EpisodePlan:
+    """The calls of one episode at most, as the task's solver makes them (images named, not drawn)."""
+    return episode_plan(instance, strategy, **_solver_args(settings), image=image_named)
 
-        form = extension_memory_form(self.kind, self.values, instance, drawn=False)
-        prompt = extension_prompt(self.kind, "audit", self.values, self.prompts.audit)
-        fields = verdict_fields(self.kind, self.values)
 
-        def call_at(i: int) -> tuple[list[ChatMessage], str]:
-            messages = audit_messages(batches[i], seen, instance.start, sight, prompt, form)
-            return messages, audit_answer(batches[i], stale, fields)
+def audit_calls(plan: AuditPlan | SelfVerifyPlan, meter: Meter) -> Calls:
+    """One audit's calls, sent together, each answered correctly (:func:`audit_answer`)."""
+    stale = frozenset() if plan.truth is None else plan.truth.stale
+    if isinstance(plan, SelfVerifyPlan):
+        answer = json.dumps({"inconsistent": sorted(stale)})
+        return chain(lambda i: (plan.messages(), answer), 1, meter).concurrent()
+    batches = plan.batches
 
-        return chain(call_at, len(batches), self.meter).concurrent()
+    def call_at(i: int) -> tuple[list[ChatMessage], str]:
+        return plan.messages(batches[i]), audit_answer(batches[i], stale, plan.fields)
 
-    def audits(self, instance: Instance, grids: Sequence[Grid]) -> Calls:
-        """Audits of the whole store against each grid: the first and last measured,
-        the ones between scaled from them (they differ only by the grid's changes)."""
-        if len(grids) <= WINDOWS_MEASURED:
-            total = Calls()
-            for grid in grids:
-                total += self.audit(instance, grid)
-            return total
-        measured = self.audit(instance, grids[0]) + self.audit(instance, grids[-1])
-        return Calls(measured.calls // 2 * len(grids), *(round(a * len(grids) / 2) for a in measured.figures[1:]))
+    return chain(call_at, len(batches), meter).concurrent()
 
-    def detection_sample(self, instance: Instance) -> Calls:
-        """Calls (exact) and tokens of one detection sample: every window audits the store."""
-        return self.audits(instance, [grid for _, grid in detection_windows(instance)])
 
-    def selfverify(self, instance: Instance) -> Calls:
-        grid = instance.initial_grid
-        sight = self.sight.for_instance(instance)
-        messages = selfverify_messages(
-            instance.memory, self.seen(instance, grid), instance.start, sight, self.prompts.selfverify
-        )
-        answer = json.dumps({"inconsistent": sorted(instance.stale_ids(grid))})
-        return Calls(1, self.meter.prompt(messages), self.meter.count(answer), rounds=1)
+def audits_calls(plans: Sequence[AuditPlan | SelfVerifyPlan], meter: Meter) -> Calls:
+    """A sample's audits: the first and last measured, the ones between scaled from
+    them (they differ only by the grid's changes)."""
+    if len(plans) <= WINDOWS_MEASURED:
+        total = Calls()
+        for plan in plans:
+            total += audit_calls(plan, meter)
+        return total
+    measured = audit_calls(plans[0], meter) + audit_calls(plans[-1], meter)
+    return Calls(measured.calls // 2 * len(plans), *(round(a * len(plans) / 2) for a in measured.figures[1:]))
 
-    def steps(self, instance: Instance, view: tuple[MemoryEntry, ...] | None, max_steps: int) -> Calls:
-        """The per-step navigator's calls of one episode: ``max_steps`` steps at S."""
 
-        sight = self.sight.for_instance(instance)
+def steps_calls(plan: StepsPlan, meter: Meter) -> Calls:
+    """The per-step navigator's calls of one episode, each answered with a move."""
+    return chain(lambda step: (plan.messages(step), NAVIGATE_ANSWER), plan.turns, meter)
 
-        def step_at(step: int) -> tuple[list[ChatMessage], str]:
-            grid = self.seen(instance, instance.grid_after(step))
-            goal, left = instance.goal, max_steps - step
-            return navigate_messages(view, grid, instance.start, goal, left, sight, self.prompts.navigate), (
-                NAVIGATE_ANSWER
-            )
 
-        return chain(step_at, max_steps, self.meter)
+def conversation_calls(plan: ConversationPlan, meter: Meter) -> Calls:
+    """The calls of one episode of a navigator that converses: a turn a step.
 
-    def conversation(self, plan: Planner, instance: Instance, max_steps: int) -> Calls:
-        """The calls of one episode of a navigator that converses: a turn a step.
+    Turn i sends the whole conversation so far: the tool definitions, the plan's
+    opening (for the tool navigator: the system prompt and the opening observation)
+    and i exchanges (for it: a ``move`` call and its result, the step's outcome,
+    observation, position and budget), so the prompt grows by one exchange a turn and
+    all but the newest exchange is the previous turn's prompt (cached). Every exchange
+    is measured as the plan's one (the agent at S, as for the per-step navigator).
+    """
+    opening: list[ChatMessage] = [ChatMessageSystem(content=tool_definitions(plan.tools)), *plan.opening]
+    base, grow, turns = meter.prompt(opening), meter.prompt(plan.exchange), plan.turns
+    # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
+    cached = [0] + [meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
+    return Calls(
+        turns,
+        turns * base + grow * turns * (turns - 1) // 2,
+        turns * meter.count(plan.answer),
+        sum(cached),
+        sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
+        sum(1 for c in cached if c > 0),
+        turns,
+    )
 
-        Turn i sends the whole conversation so far: the plan's opening (for the tool
-        navigator: its tool definitions, the system prompt and the opening observation)
-        and i exchanges (a ``move`` call and its result: the step's outcome,
-        observation, position and budget), so the prompt grows by one exchange a turn
-        and all but the newest exchange is the previous turn's prompt (cached). An
-        exchange is measured on the first step and taken as the same length on every
-        later one (the agent at S, as for the per-step navigator).
-        """
-        start = instance.start
 
-        def situation(step: int) -> list[Content]:
-            parts = self.sight.for_instance(instance).content(self.seen(instance, instance.grid_after(step)), start)
-            return [*parts, ContentText(text=position_line(start, instance.goal, max_steps - step))]
-
-        opening, exchange, answer = plan(instance.size, start, situation)
-        base, grow, turns = self.meter.prompt(opening), self.meter.prompt(exchange), max_steps
-        # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
-        cached = [0] + [self.meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
-        return Calls(
-            turns,
-            turns * base + grow * turns * (turns - 1) // 2,
-            turns * self.meter.count(answer),
-            sum(cached),
-            sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
-            sum(1 for c in cached if c > 0),
-            turns,
-        )
-
-    def episode(self, instance: Instance, strategy: str, settings: NavigationSettings) -> tuple[Calls, Calls]:
-        """(navigator, auditor) upper bounds of one episode of ``strategy``."""
-        plan = navigator_plan(settings.agent)
-        if plan is not None:
-            navigator = self.conversation(plan, instance, settings.max_steps)
-        else:
-            view = None if strategy == "nomemory" else instance.memory
-            navigator = self.steps(instance, view, settings.max_steps)
-        auditor = Calls()
-        if strategy == "selfverify":
-            auditor = self.selfverify(instance)
-        elif strategy == "omcd":
-            grids = [instance.initial_grid]
-            grids += [instance.grid_after(e.step) for e in instance.schedule if e.step < settings.max_steps]
-            auditor = self.audits(instance, grids)
-        elif strategy == "localverify":
-            auditor = self.local_audits(instance, settings.verify_radius, settings.max_steps)
-        return navigator, auditor
-
-    def local_audits(self, instance: Instance, radius: int, max_steps: int) -> Calls:
-        """LocalVerify's audits of one episode, an upper bound: every step audits a full
-        square of ``(2r+1)²`` entries (at most the store), ⌈(2r+1)²/B⌉ calls a step.
-
-        LocalVerify audits only on steps where entries in reach are unchecked since the
-        grid last changed, and a square at the grid's edge holds fewer entries, so real
-        episodes make fewer calls. The square measured is the store's first entries.
-        """
-        reach = min((2 * radius + 1) ** 2, len(instance.memory))
-        return self.audit(instance, instance.initial_grid, instance.memory[:reach]) * max_steps
+def sample_calls(
+    settings: DetectionSettings | NavigationSettings,
+    instance: Instance,
+    strategy: str = "",
+    count: TokenCount = chars_over_four,
+    cache: CacheRule | None = ANY_PREFIX,
+) -> tuple[Calls, Calls]:
+    """(navigator, auditor) calls and tokens of one sample's plan: a detection
+    sample's (exact) or one episode of ``strategy`` (an upper bound)."""
+    meter = Meter(count, settings.size, cache)
+    if isinstance(settings, DetectionSettings):
+        return Calls(), audits_calls(detection_plan_of(settings, instance), meter)
+    plan = episode_plan_of(settings, instance, strategy)
+    navigator = plan.navigator
+    if isinstance(navigator, ConversationPlan):
+        return conversation_calls(navigator, meter), audits_calls(plan.audits, meter)
+    return steps_calls(navigator, meter), audits_calls(plan.audits, meter)

@@ -26,12 +26,12 @@ from ._calls import (
     CHAIN_PAIRS,
     IMAGE_TOKENS,
     STAND_INS,
-    Asked,
     CacheRule,
     Calls,
     TokenCount,
     chars_over_four,
     picture_tokens,
+    sample_calls,
 )
 from ._concurrency import ADAPTIVE_CONNECTIONS, memory_line, tasks_at_once
 from ._matrix import Study, TaskSpec, beyond_paper, skipped_lines
@@ -78,21 +78,18 @@ def estimate_task(
 ) -> TaskEstimate:
     """The dry-run figures of one task, with its settings' prompts, observation and fog,
     and cached input as far as ``cache`` (the provider's rule; None: no caching) reaches."""
-    measured = seed_sample(spec.settings.seeds, spec.settings.size)
-    asked = Asked.of(spec.settings, count, cache)
+    settings = spec.settings
+    measured = seed_sample(settings.seeds, settings.size)
     navigator = auditor = Calls()
     for seed in measured:
-        instance = extension_instance(make_instance(seed, spec.regime, spec.settings.size), spec.settings.values())
-        if not isinstance(spec.settings, NavigationSettings):
-            auditor += asked.detection_sample(instance)
-            continue
-        for strategy in spec.strategies:
-            nav, aud = asked.episode(instance, strategy, spec.settings)
+        instance = extension_instance(make_instance(seed, spec.regime, settings.size), settings.values())
+        for strategy in spec.strategies or ("",):
+            nav, aud = sample_calls(settings, instance, strategy, count, cache)
             navigator += nav * spec.episodes
             auditor += aud * spec.episodes
-    sampled = len(measured) < len(spec.settings.seeds)
+    sampled = len(measured) < len(settings.seeds)
     if sampled:
-        factor = len(spec.settings.seeds) / len(measured)
+        factor = len(settings.seeds) / len(measured)
         navigator, auditor = navigator.scaled(factor), auditor.scaled(factor)
     exact = spec.kind == "detection" and not sampled
     return TaskEstimate(spec, spec.samples, navigator, auditor, exact, len(measured))

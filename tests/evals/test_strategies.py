@@ -19,7 +19,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from spatialstale.env import default_seeds, make_instance
 from spatialstale.evals.navigation import navigation
 from spatialstale.protocol import NAVIGATION, TaskParameterError
-from spatialstale.study._calls import Asked
+from spatialstale.study._calls import sample_calls
 from spatialstale.study._cli import main
 from tests.conftest import episode_log
 
@@ -287,10 +287,10 @@ def test_localverify_never_lets_credulous_step_into_a_hole_memory_calls_safe(
 def test_the_dry_run_bounds_localverify_by_a_full_square_each_step() -> None:
     settings = replace(NAVIGATION, strategies=("localverify",), max_steps=12, batch_size=4, verify_radius=1)
     instance = make_instance(4810, "L2")
-    _, auditor = Asked.of(settings).episode(instance, "localverify", settings)
+    _, auditor = sample_calls(settings, instance, "localverify")
     assert auditor.calls == 12 * 3  # ⌈9 / 4⌉ calls a step
     wider = replace(settings, verify_radius=2)
-    assert Asked.of(wider).episode(instance, "localverify", wider)[1].calls == 12 * 7  # ⌈25 / 4⌉
+    assert sample_calls(wider, instance, "localverify")[1].calls == 12 * 7  # ⌈25 / 4⌉
 
 
 def test_a_study_runs_a_plugin_and_the_report_gives_it_a_row(

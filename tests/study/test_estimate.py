@@ -5,14 +5,24 @@ names that cannot be resolved refused before any estimate."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from inspect_ai.model import ModelUsage, compute_model_cost
 
 from spatialstale.env import make_instance
-from spatialstale.protocol import NAVIGATION, navigate_messages
+from spatialstale.protocol import NAVIGATION
+from spatialstale.solvers import StepsPlan
 from spatialstale.study import Calls, Study, study_seeds, study_tasks
-from spatialstale.study._calls import ANY_PREFIX, NAVIGATE_ANSWER, Asked, CacheRule, Meter, chain, prompt_parts
+from spatialstale.study._calls import (
+    ANY_PREFIX,
+    NAVIGATE_ANSWER,
+    CacheRule,
+    Meter,
+    chain,
+    episode_plan_of,
+    prompt_parts,
+)
 from spatialstale.study._cli import main
 from spatialstale.study._estimate import cache_rule, cost, plan, price_of, wall_time
 from spatialstale.study._prices import BUILT_IN_PRICES, built_in_price
@@ -41,15 +51,12 @@ def test_a_cache_rule_caches_nothing_below_its_minimum_and_whole_steps_above() -
 
 def test_an_episode_counts_a_shared_prefix_as_cached_only_from_the_minimum() -> None:
     instance = make_instance(study_seeds(None, 1)[0], "L1", 8)
-    asked = Asked.of(NAVIGATION)
-    view, steps = instance.memory, 6
+    steps = 6
+    navigator = episode_plan_of(replace(NAVIGATION, max_steps=steps), instance, "nofilter").navigator
+    assert isinstance(navigator, StepsPlan) and navigator.turns == steps
 
     def step_at(step: int) -> tuple[list, str]:
-        grid = instance.grid_after(step)
-        messages = navigate_messages(
-            view, grid, instance.start, instance.goal, steps - step, asked.sight, asked.prompts.navigate
-        )
-        return messages, NAVIGATE_ANSWER
+        return navigator.messages(step), NAVIGATE_ANSWER
 
     prompts = [prompt_parts(step_at(i)[0]) for i in range(steps)]
     shared = [Meter().shared(a, b) for a, b in itertools.pairwise(prompts)]

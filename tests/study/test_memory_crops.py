@@ -8,7 +8,7 @@ from spatialstale.env import make_instance
 from spatialstale.protocol import DetectionSettings
 from spatialstale.protocol._crops import CROP_NAME
 from spatialstale.study import study_seeds, study_tasks
-from spatialstale.study._calls import Asked, stand_in_tokens
+from spatialstale.study._calls import sample_calls, stand_in_tokens
 from spatialstale.study._cli import main
 
 SEEDS = study_seeds(None, 2)
@@ -35,8 +35,8 @@ def test_the_estimate_counts_a_crop_per_entry() -> None:
     instance = make_instance(SEEDS[0], "L2")
     vision = DetectionSettings(modality="vision")
     crops = DetectionSettings(modality="vision", memory="crops")
-    text_calls = Asked.of(vision).detection_sample(instance)
-    crop_calls = Asked.of(crops).detection_sample(instance)
+    text_calls = sample_calls(vision, instance)[1]
+    crop_calls = sample_calls(crops, instance)[1]
     assert crop_calls.calls == text_calls.calls == 7
     # 64 crops in place of 64 text claims, each crop a 255-token image (144x160 px: one tile)
     assert stand_in_tokens(CROP_NAME) == CROP_TOKENS == 255

@@ -407,11 +407,13 @@ def test_dry_run_costs_follow_the_price_table(tmp_path: Path, capsys: pytest.Cap
 def test_dry_run_cached_tokens_are_the_prompts_shared_prefix() -> None:
     from spatialstale.env import make_instance
     from spatialstale.protocol import DETECTION, Sight, audit_messages
-    from spatialstale.study._calls import Asked, Meter, prompt_parts
+    from spatialstale.study._calls import Meter, audit_calls, detection_plan_of, prompt_parts
 
     instance = make_instance(study_seeds(None, 1)[0], "L1", 8)
     grid = instance.initial_grid
-    calls = Asked.of(DETECTION).audit(instance, grid)
+    [window] = detection_plan_of(DETECTION, instance)  # L1: one window, the episode's start
+    assert window.grid == grid
+    calls = audit_calls(window, Meter())
     batches = [instance.memory[i : i + 10] for i in range(0, len(instance.memory), 10)]
     prompts = [prompt_parts(audit_messages(b, grid, instance.start, Sight("text", "full"))) for b in batches]
     # measured from the built prompts, whatever their order

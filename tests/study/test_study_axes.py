@@ -17,7 +17,7 @@ from spatialstale.env import Instance, make_instance
 from spatialstale.protocol import NAVIGATION, PROMPT_SETS
 from spatialstale.report import read_logs
 from spatialstale.study import Calls, Study, TaskSpec, account, estimate_task, study_tasks
-from spatialstale.study._calls import Asked
+from spatialstale.study._calls import sample_calls
 from spatialstale.study._cli import main
 from spatialstale.study._estimate import format_plan, plan
 
@@ -33,7 +33,7 @@ PAPER_NAVIGATION_ARGS = {"regime", "modality", "strategies", "batch_size", "seed
 def navigation_episode(instance: Instance, strategy: str, max_steps: int, **values: Any) -> tuple[Calls, Calls]:
     """The dry run's (navigator, auditor) calls of one episode under these settings."""
     settings = replace(NAVIGATION, max_steps=max_steps, **values)
-    return Asked.of(settings).episode(instance, strategy, settings)
+    return sample_calls(settings, instance, strategy)
 
 
 def _logs(log_dir: str) -> list[EvalLog]:
