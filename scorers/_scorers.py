@@ -18,18 +18,6 @@ from ._rates import METRICS, sample_rates
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
 
-def by(metric: Metric, key: str, label: str, *, within: str | None = None) -> Metric:
-    """``metric`` over all samples, named ``<label>``, then per value of the sample
-    metadata ``key`` (``<label>_<group>``).
-
-    With ``within`` (navigation's ``regime``), a task that holds several values of it
-    also gets ``<label>_<value>`` and ``<label>_<value>_<group>``, so regimes are never
-    pooled silently. The overall value comes first: Inspect's log list shows a log's
-    first metric as its score.
-    """
-    return m.grouped_metric(metric, key, label, within)
-
-
 def claims_from_g0(g0: list[str], cell_ids: list[str] | None = None) -> dict[str, str]:
     """Each cell entry's claim: the memory snapshot records g0's type at every cell.
 
@@ -49,9 +37,10 @@ def missing(what: str) -> RuntimeError:
 
 def task_metrics(task: str, key: str, *, within: str | None = None, options: Collection[str] = ()) -> list[Metric]:
     """``task``'s declared metrics (:data:`~._rates.METRICS`) in order, each grouped by
-    ``key`` (:func:`by`): those every run has, then those of the ``options`` given."""
+    ``key`` (:func:`~._metrics.grouped_metric`; with ``within``, navigation's ``regime``, per
+    value of it and pair too): those every run has, then those of the ``options`` given."""
     chosen = [d for d in METRICS[task] if d.only is None] + [d for d in METRICS[task] if d.only in options]
-    return [by(m.declared(task, d.name), key, d.name, within=within) for d in chosen]
+    return [m.grouped_metric(m.declared(task, d.name), key, d.name, within) for d in chosen]
 
 
 DETECTION_METRICS = task_metrics("detection", "regime")
@@ -61,7 +50,9 @@ DETECTION_METRICS = task_metrics("detection", "regime")
 def extension_metrics(task: str, key: str, on: Collection[str]) -> list[Metric]:
     """The metrics the extensions ``on`` add to ``task`` (``Extension.scores``), each
     grouped by ``key``, after the others: a log without them keeps its metrics."""
-    return [by(m.declared(task, d.name), key, d.name) for d in METRICS[task] if d.only is not None and d.only in on]
+    added = [d for d in METRICS[task] if d.only is not None and d.only in on]
+    # within given (None) as for every other metric: the log records a metric's arguments
+    return [m.grouped_metric(m.declared(task, d.name), key, d.name, None) for d in added]
 
 
 @scorer(metrics=DETECTION_METRICS)
