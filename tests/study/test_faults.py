@@ -143,7 +143,12 @@ def test_a_failing_study_says_why_in_one_line_a_cause(tmp_path: Path) -> None:
     message = "InjectedFault: Error code: 400 - Bad Request: the request was rejected (injected non_retryable fault)"
     gave_up = f"20 sample attempts in a row failed, no model call answered in between: {message}"
     assert f"study: giving up: {gave_up}" in lines
-    assert f"  2 cells missing: the study gave up: {gave_up}" in lines
+    # the two cells are missing, the running ones for the study's reason; on a loaded
+    # machine a cell may not have started (not run) or have failed first (the fault)
+    causes = {m[2]: int(m[1]) for line in lines if (m := re.fullmatch(r"  (\d+) cells? missing: (.*)", line))}
+    assert sum(causes.values()) == 2, text
+    assert causes.get(f"the study gave up: {gave_up}", 0) >= 1, text
+    assert set(causes) <= {f"the study gave up: {gave_up}", "not run"} | {c for c in causes if message in c}, text
     last = _last_line(text)
     assert last.startswith("study stopped: 2 of 2 task logs missing in logs; resume with: ")
     command = last.split("resume with: ", 1)[1]
