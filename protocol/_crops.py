@@ -27,7 +27,7 @@ from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Grid, Instance,
 
 from ._axes import axis
 from ._errors import TaskParameterError
-from ._seams import Extension, MemoryForm, StandIn
+from ._seams import Extension, MemoryForm, ReportColumn, ReportPart, ReportTable, StandIn
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -141,5 +141,35 @@ class CropsExtension(Extension):
         # the centre's colour and its (r,c) label (spatialstale.env.read_crop)
         return read_crop(image, size)
 
+    def report(self) -> ReportPart:
+        return REPORT
+
+
+REPORT = ReportPart(
+    NAME,
+    "Memory as pictures",
+    "`-T memory=crops`: each memory entry is a picture of its cell's 3×3 neighbourhood as it looked when the "  # noqa: RUF001
+    "memory was written, labelled with its id; the auditor compares pictures with the current image. *F1 text "
+    "memory*: the same model, regime and modality with the paper's textual memory.",
+    (
+        ReportTable(
+            "detection",
+            "F1 with memory as crops",
+            (
+                ReportColumn("model", "model"),
+                ReportColumn("regime", "regime"),
+                ReportColumn("modality", "modality"),
+                ReportColumn("seeds", "seeds"),
+                ReportColumn("F1 crops", "runs"),
+                ReportColumn("recall crops", "mean", ("recall",)),
+                ReportColumn("F1 text memory", "base"),
+                ReportColumn("Δ F1", "delta"),
+                ReportColumn("p", "p"),
+                ReportColumn("unparseable / calls", "pooled", ("unparseable",), ("calls",)),
+            ),
+        ),
+    ),
+)
+"""The report's part: F1 with the memory as crops beside textual memory on the same seeds."""
 
 CROPS = CropsExtension()

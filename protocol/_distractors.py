@@ -28,7 +28,7 @@ from spatialstale.env import DISTRACTOR_BANK_VERSION, MAX_DISTRACTORS, Instance,
 from ._axes import axis
 from ._errors import TaskParameterError
 from ._measures import Count, Rate, TaskMetric
-from ._seams import Extension, ScorePart, Scores
+from ._seams import Extension, ReportColumn, ReportPart, ReportTable, ScorePart, Scores
 
 NAME = "distractors"
 ENTRIES = "distractor_entries"
@@ -173,5 +173,56 @@ class DistractorsExtension(Extension):
         note = f"; distractors flagged {flagged} of {judged}"
         return ScorePart({"distractors_flagged": flagged, "distractor_judgments": judged}, note=note)
 
+    def report(self) -> ReportPart:
+        return REPORT
+
+
+REPORT = ReportPart(
+    NAME,
+    "Distractor entries",
+    "`-T distractors=K`: K memory entries about no cell (rules, past episodes, the agent itself), never stale, "
+    "mixed into the store. F1 is over the cells' entries alone, as in the paper; *distractors flagged* is the "
+    "share of distractor judgments the auditor called stale (0 is right).",
+    (
+        ReportTable(
+            "detection",
+            "F1 and distractors flagged per K",
+            (
+                ReportColumn("model", "model"),
+                ReportColumn("regime", "regime"),
+                ReportColumn("modality", "modality"),
+                ReportColumn("K", "value"),
+                ReportColumn("seeds", "seeds"),
+                ReportColumn("F1 with K", "runs"),
+                ReportColumn("F1 with 0", "base"),
+                ReportColumn("Δ F1", "delta"),
+                ReportColumn("p", "p"),
+                ReportColumn("distractors flagged", "share", ("distractors_flagged",), ("distractor_judgments",)),
+            ),
+        ),
+        ReportTable(
+            "navigation",
+            "Death per strategy with K distractors",
+            (
+                ReportColumn("model", "model"),
+                ReportColumn("regime", "regime"),
+                ReportColumn("modality", "modality"),
+                ReportColumn("strategy", "strategy"),
+                ReportColumn("K", "value"),
+                ReportColumn("seeds", "seeds"),
+                ReportColumn("death with K", "runs"),
+                ReportColumn("death with 0", "base"),
+                ReportColumn("Δ death", "delta"),
+                ReportColumn("p", "p"),
+                ReportColumn("audit calls an episode", "average", ("audit_calls",)),
+            ),
+            "In navigation the distractors sit in the memory view, and OMCD and SelfVerify audit them like any "
+            "entry (⌈(n² + K)/B⌉ calls an audit): death per strategy with K distractors beside death without them "
+            "(per-seed rates).",
+        ),
+    ),
+)
+"""The report's part: F1 and the distractors flagged, and death per strategy, with K
+distractors beside K = 0 on the same seeds."""
 
 DISTRACTORS = DistractorsExtension()

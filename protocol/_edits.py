@@ -30,7 +30,7 @@ from ._answers import read_audit
 from ._axes import axis, boolean
 from ._measures import Count, Rate, TaskMetric
 from ._scan import REASON_CHARS, clip
-from ._seams import Extension, ScorePart, Scores
+from ._seams import Extension, ReportColumn, ReportPart, ReportTable, ScorePart, Scores
 
 NAME = "edits"
 """The axis (``-T edits``), the sample metadata key and the window record's key."""
@@ -371,5 +371,38 @@ class EditsExtension(Extension):
         )
         return ScorePart(counts, clause, {NAME: edits})
 
+    def report(self) -> ReportPart:
+        return REPORT
+
+
+REPORT = ReportPart(
+    NAME,
+    "Memory edits",
+    "`-T edits=true`: for each entry it calls stale the auditor proposes the corrected entry. *Edit accuracy*: "
+    "the share of truly stale entries whose proposed edit states the cell's current type (mean of per-seed "
+    "shares); *right / stale* pools them. *Wrong*: an edit stating another type, or about another cell; "
+    "*missing*: a stale entry without an edit (including one not flagged); *unreadable*: an edit that states "
+    "no type, or both.",
+    (
+        ReportTable(
+            "detection",
+            "Edit accuracy beside F1",
+            (
+                ReportColumn("model", "model"),
+                ReportColumn("regime", "regime"),
+                ReportColumn("modality", "modality"),
+                ReportColumn("seeds", "seeds"),
+                ReportColumn("F1", "runs"),
+                ReportColumn("edit accuracy", "ratio", EDIT_COUNTS[:1], EDIT_COUNTS),
+                ReportColumn("right / stale", "pooled", EDIT_COUNTS[:1], EDIT_COUNTS),
+                *(ReportColumn(count.removeprefix("edits_"), "total", (count,)) for count in EDIT_COUNTS[1:]),
+                ReportColumn("Δ F1 vs no edits", "delta"),
+                ReportColumn("p", "p"),
+            ),
+        ),
+    ),
+)
+"""The report's part: edit accuracy (each truly stale entry is exactly one of
+:data:`EDIT_COUNTS`) beside F1 without edits on the same seeds."""
 
 EDITS = EditsExtension()

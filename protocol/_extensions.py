@@ -22,6 +22,7 @@ from ._seams import (
     Extension,
     FilterMode,
     MemoryForm,
+    ReportPart,
     ScorePart,
     Scores,
     StandIn,
@@ -155,6 +156,17 @@ def extension_scores(kind: str) -> dict[str, Scores]:
 def extension_score(kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> list[ScorePart]:
     """What the extensions on for a ``kind`` sample (by its metadata) add to its score."""
     return [p for e in _of(kind) if (p := e.score(kind, metadata, windows)) is not None]
+
+
+def extension_reports() -> tuple[ReportPart, ...]:
+    """The extensions' parts of the report's section beyond the paper, in registry order."""
+    return tuple(part for e in EXTENSIONS if (part := e.report()) is not None)
+
+
+def compared_axes(kind: str) -> tuple[str, ...]:
+    """The axes whose runs of task kind ``kind`` an extension's report part compares
+    with the paper's value: every other table of the report reads them at it."""
+    return tuple(part.axis for part in extension_reports() if any(t.kind == kind for t in part.tables))
 
 
 def extension_args(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,13 +33,16 @@ run meets them:
     (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`);
 11. **settings, beyond the axes**: :meth:`Extension.solver_args` (what the solver is
     passed), :meth:`Extension.settings_record` and :meth:`Extension.tags` (what the log
-    records), :meth:`Extension.axes_last` (where the axes go among the task's).
+    records), :meth:`Extension.axes_last` (where the axes go among the task's);
+12. **report**: :meth:`Extension.report`, its part of the report's section on
+    experiments beyond the paper (:class:`ReportPart`): tables of its runs beside the
+    paper's on the same seeds, declared column by column (:class:`ReportColumn`), which
+    the report computes and lays out.
 
 An extension subclasses :class:`Extension`, so a hook it does not define keeps the
 method's default (the paper's protocol). Two axes choose among alternatives rather than
 switch an extension on: the navigator (``-T agent``, :class:`Navigator`) and the filter
-mode (``-T filter``, :class:`FilterMode`), each with the paper's as its default. The
-report's sections still name the extensions they show (the report is a layer above).
+mode (``-T filter``, :class:`FilterMode`), each with the paper's as its default.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from random import Random
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from inspect_ai.model import Content
 
@@ -235,6 +238,12 @@ class Extension(Protocol):
         entry is judged as a cell's."""
         return None
 
+    def report(self) -> ReportPart | None:
+        """The report stage: its part of the report's section on experiments beyond the
+        paper (:class:`ReportPart`: its runs beside the paper's on the same seeds); None
+        (the default): no part of its own, its axis a column where the tables show it."""
+        return None
+
 
 @dataclass(frozen=True)
 class WholeGrid:
@@ -340,6 +349,75 @@ class Scores:
     metrics: tuple[TaskMetric, ...] = ()
     when: str = ""
     columns: tuple[str, ...] = ()
+
+
+ReportShows = Literal[
+    "model", "regime", "modality", "strategy", "value", "seeds", "runs", "base", "delta", "p",
+    "mean", "share", "ratio", "pooled", "total", "average",
+]  # fmt: skip
+"""What a column of an extension's report table shows (:class:`ReportColumn`)."""
+
+
+@dataclass(frozen=True)
+class ReportColumn:
+    """A column of an extension's report table, under ``header``; ``shows`` says what:
+
+    - the cell's keys: ``model``, ``regime``, ``modality``, ``value`` (the axis's value)
+      and, for navigation, ``strategy`` (a row a strategy);
+    - the comparison on the seeds both ran, of F1 (detection) or the per-seed death rate
+      (navigation, in percent): ``seeds``, ``runs`` (mean [95 % CI] of the runs away from
+      the paper's value, linked to their log), ``base`` (the same cell at the paper's
+      value), ``delta`` (the mean paired difference) and ``p`` (its Wilcoxon test);
+    - the score values (``numerator`` and ``denominator``: score values the extension's
+      :class:`Scores` ``columns`` or the scorers' declare, summed row by row):
+      ``mean`` (mean [95 % CI] of ``numerator``), ``share`` and ``ratio`` (mean
+      [95 % CI] of each row's numerator / denominator, in percent or as a number),
+      ``pooled`` (their totals, ``a / b``), ``total`` (the numerator's total) and
+      ``average`` (its mean, one decimal, no interval).
+    """
+
+    header: str
+    shows: ReportShows
+    numerator: tuple[str, ...] = ()
+    denominator: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """One table of an extension's report part: every cell (model, regime, modality and
+    the axis's value away from the paper's) of task kind ``kind``, the other extensions'
+    axes at the paper's value, beside the same cell at the paper's value.
+
+    Attributes:
+        kind: ``detection`` or ``navigation``.
+        caption: its summary line when it is folded (long tables are).
+        columns: its columns, in order.
+        text: the paragraph before it (Markdown); empty: none.
+    """
+
+    kind: str
+    caption: str
+    columns: tuple[ReportColumn, ...]
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ReportPart:
+    """The report stage: an extension's part of the report's section on experiments
+    beyond the paper, present when the logs hold runs with ``axis`` away from the
+    paper's value. The report's other tables read its axis at the paper's value.
+
+    Attributes:
+        axis: the axis whose runs it compares with the paper's value.
+        title: its heading.
+        text: its opening paragraph (Markdown).
+        tables: its tables, each shown when the logs hold its kind's runs.
+    """
+
+    axis: str
+    title: str
+    text: str
+    tables: tuple[ReportTable, ...]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 from spatialstale.env import (
     DEFAULT_SIZE,
@@ -108,7 +108,17 @@ UNKNOWN = "unknown"
 """The name of a task's ``**unknown`` parameter, which collects ``-T`` names it lacks."""
 
 
-def unknown_names(args: Mapping[str, object], sibling_names: Collection[str] = ()) -> None:
+def with_axes_given(args: Mapping[str, object], names: Collection[str]) -> dict[str, object]:
+    """The task's ``locals()`` with each of ``names`` passed through its ``**`` parameter
+    (:data:`UNKNOWN`) taken as a parameter: an extension's axis that the task's signature
+    does not name (one added to the registry since) is read like the others."""
+    given = cast(Mapping[str, object], args.get(UNKNOWN) or {})
+    out = {**args, **{name: value for name, value in given.items() if name in names}}
+    out[UNKNOWN] = {name: value for name, value in given.items() if name not in names}
+    return out
+
+
+def unknown_names(args: Mapping[str, object], sibling_names: Collection[str] = (), names: Collection[str] = ()) -> None:
     """Fail on a ``-T`` name no task of the suite has, naming the valid ones and the closest.
 
     ``args`` is the task's ``locals()``: its parameters, and under :data:`UNKNOWN` the
@@ -116,11 +126,12 @@ def unknown_names(args: Mapping[str, object], sibling_names: Collection[str] = (
     ``**`` parameter; to one without, it drops an unknown name with a warning). A name
     that another task of the suite has (``sibling_names``: a ``--task-config`` file
     shared by detection and navigation holds ``navigate_prompt``) is dropped with
-    Inspect's warning instead: it is not a typo.
+    Inspect's warning instead: it is not a typo. ``names``: the task's names beyond its
+    signature's (:func:`with_axes_given`), named among the valid ones.
     """
     unknown = args.get(UNKNOWN) or {}
     assert isinstance(unknown, Mapping)
-    valid = sorted(name for name in args if name != UNKNOWN)
+    valid = sorted({name for name in args if name != UNKNOWN} | set(names))
     named = []
     for name in map(str, unknown):
         if name in sibling_names:
@@ -263,7 +274,8 @@ class GridSettings:
                 is missing takes its default.
         """
         with reported():
-            unknown_names(args, task_parameter_names())
+            args = with_axes_given(args, cls.parameter_names())
+            unknown_names(args, task_parameter_names(), cls.parameter_names())
             values = {a.name: a.read(args.get(a.name, a.default), a.name) for a in axes_of(cls)}
             values["order"] = tuple(name for name in args if name in values)
             values["seeds"] = seed_list(

@@ -1,7 +1,8 @@
 """The report's section on the paper's planned experiments (its Appendix K), each part
-present only when the logs hold it: distractor entries, memory edits, memory as crops
-and the world changed by another agent (regime ``MA``). Each part compares its runs
-with the paper's condition on the same seeds, so a difference is paired by seed."""
+present only when the logs hold it: first each extension's part, as it declares it
+(``Extension.report``: which axis, which tables, which columns) and computed here, then
+the world changed by another agent (regime ``MA``). Each part compares its runs with the
+paper's condition on the same seeds, so a difference is paired by seed."""
 
 from __future__ import annotations
 
@@ -13,22 +14,22 @@ import numpy as np
 import pandas as pd
 
 from spatialstale.env import CHANGE_REGIMES, OtherAgent
-from spatialstale.protocol import extension_scores
+from spatialstale.protocol import ReportColumn, ReportPart, ReportTable, compared_axes, extension_reports
 
-from ._document import MISSING, Evidence, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
+from ._document import MISSING, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
 from ._load import paper_value
 from ._navigation_stats import matching, pooled, strategies_in
 from ._stats import bootstrap_ci, paired_wilcoxon
 
-EDIT_COUNTS = extension_scores("detection")["edits"].columns
-"""Each truly stale entry of a run with edits is exactly one of these, as the scorer names them."""
-DETECTION_AXES = ("distractors", "edits", "memory")
-"""The detection axes of App. K; every other part holds the others at the paper's value."""
-NAVIGATION_AXES = ("distractors",)
-"""The navigation axes of App. K, likewise."""
+PARTS = extension_reports()
+"""The extensions' parts (``Extension.report``), in registry order: what this section's
+first parts show, each computed here from its declaration."""
+DETECTION_AXES, NAVIGATION_AXES = compared_axes("detection"), compared_axes("navigation")
+"""The axes the extensions' parts vary (one an extension); every other
+part and section holds them at the paper's value."""
 APP_K = (*DETECTION_AXES, "regime")
-"""The settings App. K's tables vary, each against the paper's value with the others at theirs."""
+"""The settings this section's tables vary, each against the paper's value with the others at theirs."""
 OTHER_AGENT = OtherAgent.name
 """The regime whose changes another agent makes (MA), this section's part."""
 CELL = ("model", "regime", "modality")
@@ -49,7 +50,7 @@ def at_paper(frame: pd.DataFrame, *axes: str) -> pd.DataFrame:
 
 
 def paper_detection(det: pd.DataFrame) -> pd.DataFrame:
-    """Detection in the paper's protocol: no distractors, no edits, textual memory."""
+    """Detection in the paper's protocol: every axis an extension's part varies at the paper's value."""
     return at_paper(paper_regimes(det), *DETECTION_AXES)
 
 
@@ -65,11 +66,6 @@ def _mean_ci(values: Sequence[float], *, as_pct: bool = False) -> str:
     return num(mean) + ("" if nan(low) else f" [{num(low)}, {num(high)}]")
 
 
-def _ratio(part: pd.DataFrame, numerator: str, denominator: str) -> list[float]:
-    """Per-seed shares ``numerator / denominator`` (NaN where nothing was counted)."""
-    return [n / d if d else math.nan for n, d in zip(part[numerator], part[denominator], strict=True)]
-
-
 def _paired(part: pd.DataFrame, base: pd.DataFrame, metric: str, as_pct: bool = False) -> tuple[str, str]:
     """The mean difference on the seeds both ran, in the unit of the columns beside it
     (percentage points for a rate shown in percent, ``as_pct``), and the Wilcoxon p-value."""
@@ -81,125 +77,114 @@ def _paired(part: pd.DataFrame, base: pd.DataFrame, metric: str, as_pct: bool = 
     return f"{difference} ({test.n} seeds)", pvalue(test.p)
 
 
-def _other_axes(frame: pd.DataFrame, axis: str) -> pd.DataFrame:
-    return at_paper(frame, *(a for a in DETECTION_AXES if a != axis))
-
-
 def _cells(frame: pd.DataFrame, *extra: str) -> list[tuple[object, ...]]:
     keys = [*CELL, *extra]
     return sorted({tuple(row) for row in frame[keys].drop_duplicates().itertuples(index=False)}, key=str)
 
 
+def _rows_sum(part: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """Each row's sum of ``columns`` (NaN where every one is)."""
+    return part[list(columns)].sum(axis=1, min_count=1)
+
+
+def _total(part: pd.DataFrame, columns: Sequence[str]) -> int:
+    return int(np.nansum(_rows_sum(part, columns)))
+
+
+def _shown(column: ReportColumn, part: pd.DataFrame) -> str:
+    """A column of the extension's declaration that reads the runs' score values."""
+    numerator = _rows_sum(part, column.numerator)
+    if column.shows in ("share", "ratio"):
+        denominator = _rows_sum(part, column.denominator)
+        ratios = [n / d if d else math.nan for n, d in zip(numerator, denominator, strict=True)]
+        return _mean_ci(ratios, as_pct=column.shows == "share")
+    if column.shows == "mean":
+        return _mean_ci(numerator)
+    if column.shows == "pooled":
+        return f"{_total(part, column.numerator)} / {_total(part, column.denominator)}"
+    if column.shows == "total":
+        return str(_total(part, column.numerator))
+    if column.shows == "average":
+        return num(float(numerator.mean()), 1)
+    raise ValueError(f"a report column cannot show {column.shows!r}")
+
+
 @dataclass(frozen=True)
 class Compared:
-    """One cell (model, regime, modality, and the axis's value) of the runs with a
-    detection axis away from the paper's value, beside the same cell at the paper's value."""
+    """One row of an extension's table: the runs of one cell with its axis away from the
+    paper's value, the same cell's runs at the paper's value, and the keys both share."""
 
     keys: dict[str, object]
     part: pd.DataFrame
     base: pd.DataFrame
-    evidence: Evidence | None
+    seeds: int
+    runs: str
+    delta: str
+    p: str
+    base_mean: str
 
-    def f1(self, links: Links) -> tuple[str, str, str, str]:
-        """F1 of the runs (linked to them), F1 at the paper's value, the paired difference and p."""
-        delta, p = _paired(self.part, self.base, "f1")
-        base = _mean_ci(self.base.f1) if not self.base.empty else MISSING
-        return link(_mean_ci(self.part.f1), links.href(self.evidence)) + cut_of(self.part), base, delta, p
+    def cell(self, column: ReportColumn, axis: str) -> str:
+        shows = column.shows
+        if shows == "model":
+            return name(self.keys["model"])
+        if shows == "strategy":
+            return STRATEGY_NAMES.get(str(self.keys["strategy"]), str(self.keys["strategy"]))
+        if shows in ("regime", "modality", "value"):
+            return str(self.keys[axis if shows == "value" else shows])
+        fixed = {"seeds": str(self.seeds), "runs": self.runs, "base": self.base_mean, "delta": self.delta, "p": self.p}
+        return fixed[shows] if shows in fixed else _shown(column, self.part)
 
 
-def _against_paper(det: pd.DataFrame, axis: str, *extra: str) -> list[Compared]:
-    """Each cell of the runs with ``axis`` away from the paper's value (the other App. K
-    axes at theirs), with the same cell's runs at the paper's value."""
-    if det.empty or axis not in det.columns:
-        return []
-    det = _other_axes(det, axis)
+def _detection_rows(det: pd.DataFrame, axis: str, links: Links) -> list[Compared]:
+    """Each detection cell with ``axis`` away from the paper's value (the other compared
+    axes at theirs): F1 over seeds beside the same cell's at the paper's value."""
+    det = at_paper(det, *(a for a in DETECTION_AXES if a != axis))
     runs = det[det[axis] != paper_value(axis)]
     out = []
-    for cell in _cells(runs, *extra):
-        keys = dict(zip((*CELL, *extra), cell, strict=True))
+    for cell in _cells(runs, axis):
+        keys = dict(zip((*CELL, axis), cell, strict=True))
         part, base = matching(runs, keys), matching(det, {**keys, axis: paper_value(axis)})
-        out.append(Compared(keys, part, base, log_of(runs, **keys)))
+        delta, p = _paired(part, base, "f1")
+        shown = link(_mean_ci(part.f1), links.href(log_of(runs, **keys))) + cut_of(part)
+        base_mean = _mean_ci(base.f1) if not base.empty else MISSING
+        out.append(Compared(keys, part, base, part.seed.nunique(), shown, delta, p, base_mean))
     return out
 
 
-def distractors(det: pd.DataFrame, links: Links) -> Table | None:
-    """F1 over the cells' entries with K distractors beside F1 without them on the same
-    seeds, and the share of distractor judgments flagged stale."""
-    rows = []
-    for c in _against_paper(det, "distractors", "distractors"):
-        f1, base, delta, p = c.f1(links)
-        flagged = _mean_ci(_ratio(c.part, "distractors_flagged", "distractor_judgments"), as_pct=True)
-        rows.append([*_names(c), str(c.keys["distractors"]), str(c.part.seed.nunique()), f1, base, delta, p, flagged])
-    header = ["model", "regime", "modality", "K", "seeds", "F1 with K", "F1 with 0", "Δ F1", "p", "distractors flagged"]
-    return Table(header, rows) if rows else None
-
-
-def _names(c: Compared) -> list[str]:
-    return [name(c.keys["model"]), str(c.keys["regime"]), str(c.keys["modality"])]
-
-
-def distractors_navigation(nav: pd.DataFrame, links: Links) -> Table | None:
-    """Death with K distractors in the memory view beside death without them, per strategy."""
-    if nav.empty or "distractors" not in nav.columns:
-        return None
-    runs = nav[nav["distractors"] != paper_value("distractors")]
-    rows = []
-    for model, regime, modality, k in _cells(runs, "distractors"):
-        keys = {"model": model, "regime": regime, "modality": modality}
-        for strategy in strategies_in(matching(runs, {**keys, "distractors": k}).strategy):
-            part = matching(runs, {**keys, "distractors": k, "strategy": strategy})
-            base = matching(nav, {**keys, "distractors": paper_value("distractors"), "strategy": strategy})
+def _navigation_rows(nav: pd.DataFrame, axis: str, links: Links) -> list[Compared]:
+    """Each navigation cell and strategy with ``axis`` away from the paper's value: the
+    per-seed death rate beside the same cell's at the paper's value."""
+    runs = nav[nav[axis] != paper_value(axis)]
+    out = []
+    for cell in _cells(runs, axis):
+        keys = dict(zip((*CELL, axis), cell, strict=True))
+        for strategy in strategies_in(matching(runs, keys).strategy):
+            part = matching(runs, {**keys, "strategy": strategy})
+            base = matching(nav, {**keys, axis: paper_value(axis), "strategy": strategy})
             rates, base_rates = (f.groupby("seed")[["death"]].mean().reset_index() for f in (part, base))
             delta, p = _paired(rates, base_rates, "death", as_pct=True)
-            source = log_of(runs, **keys, distractors=k, strategy=strategy)
-            rows.append(
-                [
-                    name(model),
-                    str(regime),
-                    str(modality),
-                    STRATEGY_NAMES.get(strategy, strategy),
-                    str(k),
-                    str(len(rates)),
-                    link(_mean_ci(rates.death, as_pct=True), links.href(source)) + cut_of(part),
-                    _mean_ci(base_rates.death, as_pct=True) if not base.empty else MISSING,
-                    delta,
-                    p,
-                    num(float(part.audit_calls.mean()), 1),
-                ]
-            )
-    header = ["model", "regime", "modality", "strategy", "K", "seeds", "death with K", "death with 0", "Δ death", "p"]
-    return Table([*header, "audit calls an episode"], rows) if rows else None
+            source = log_of(runs, **keys, strategy=strategy)
+            shown = link(_mean_ci(rates.death, as_pct=True), links.href(source)) + cut_of(part)
+            base_mean = _mean_ci(base_rates.death, as_pct=True) if not base.empty else MISSING
+            row = Compared({**keys, "strategy": strategy}, part, base, len(rates), shown, delta, p, base_mean)
+            out.append(row)
+    return out
 
 
-def edits(det: pd.DataFrame, links: Links) -> Table | None:
-    """Edit accuracy beside F1, and what went wrong with the other stale entries."""
-    rows = []
-    for c in _against_paper(det, "edits"):
-        f1, _, delta, p = c.f1(links)
-        stale = c.part[list(EDIT_COUNTS)].sum(axis=1)
-        right = [n / d if d else math.nan for n, d in zip(c.part.edits_correct, stale, strict=True)]
-        totals = [str(int(np.nansum(c.part[key]))) for key in EDIT_COUNTS]
-        pooled = f"{totals[0]} / {int(np.nansum(stale))}"
-        rows.append([*_names(c), str(c.part.seed.nunique()), f1, _mean_ci(right), pooled, *totals[1:], delta, p])
-    header = ["model", "regime", "modality", "seeds", "F1", "edit accuracy", "right / stale", "wrong", "missing"]
-    return Table([*header, "unreadable", "Δ F1 vs no edits", "p"], rows) if rows else None
-
-
-def crops(det: pd.DataFrame, links: Links) -> Table | None:
-    """F1 with the memory as crops beside F1 with textual memory on the same seeds."""
-    rows = []
-    for c in _against_paper(det, "memory"):
-        f1, base, delta, p = c.f1(links)
-        unparseable = f"{int(np.nansum(c.part.unparseable))} / {int(np.nansum(c.part.calls))}"
-        rows.append([*_names(c), str(c.part.seed.nunique()), f1, _mean_ci(c.part.recall), base, delta, p, unparseable])
-    header = ["model", "regime", "modality", "seeds", "F1 crops", "recall crops", "F1 text memory", "Δ F1", "p"]
-    return Table([*header, "unparseable / calls"], rows) if rows else None
+def compared(part: ReportPart, table: ReportTable, frame: pd.DataFrame, links: Links) -> Table | None:
+    """An extension's table as it declares it (``Extension.report``), or None when the
+    logs hold no run of its kind with its axis away from the paper's value."""
+    if frame.empty or part.axis not in frame.columns:
+        return None
+    rows_of = _navigation_rows if table.kind == "navigation" else _detection_rows
+    rows = [[row.cell(column, part.axis) for column in table.columns] for row in rows_of(frame, part.axis, links)]
+    return Table([column.header for column in table.columns], rows) if rows else None
 
 
 def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, Table] | None:
     """Another agent's world beside L1-L3: stale ratios, detection F1 per regime and
     navigation outcomes per strategy."""
-    det, nav = at_paper(det, *DETECTION_AXES), at_paper(nav, "distractors")
+    det, nav = at_paper(det, *DETECTION_AXES), at_paper(nav, *NAVIGATION_AXES)
     in_det = not det.empty and (det["regime"] == OTHER_AGENT).any()
     in_nav = not nav.empty and (nav["regime"] == OTHER_AGENT).any()
     if not (in_det or in_nav):
@@ -260,12 +245,14 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
 
 
 def planned(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
-    """The App. K section's context, or None when the logs hold none of its runs."""
-    parts: dict[str, object] = {
-        "distractors": distractors(det, links) if not det.empty else None,
-        "distractors_navigation": distractors_navigation(nav, links),
-        "edits": edits(det, links) if not det.empty else None,
-        "crops": crops(det, links) if not det.empty else None,
-        "other_agent": other_agent(det, nav, links),
-    }
-    return parts if any(parts.values()) else None
+    """The App. K section's context, or None when the logs hold none of its runs: each
+    extension's part with the tables the logs hold, then another agent's world."""
+    frames = {"detection": det, "navigation": nav}
+    parts = []
+    for part in PARTS:
+        tables = [(t, compared(part, t, frames[t.kind], links)) for t in part.tables if t.kind in frames]
+        shown = [{"text": t.text, "caption": t.caption, "table": table} for t, table in tables if table is not None]
+        if shown:
+            parts.append({"title": part.title, "text": part.text, "tables": shown})
+    other = other_agent(det, nav, links)
+    return {"parts": parts, "other_agent": other} if parts or other else None

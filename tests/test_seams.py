@@ -24,6 +24,7 @@ from spatialstale.protocol import (
     DetectionSettings,
     Extension,
     NavigationSettings,
+    TaskParameterError,
     axes_of,
     every_verdict_field,
     filter_named,
@@ -51,7 +52,6 @@ NAMED_BY = {
         "protocol/_distractors.py": "the extension itself",
         "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
         "evals/navigation.py": "likewise",
-        "report/_sections_k.py": "the report's App. K sections (the report section is not behind a seam yet)",
     },
     "crops": {
         "env/_crops.py": "the world's part: a memory entry's picture, drawn as the grid's image draws its cells, "
@@ -60,13 +60,11 @@ NAMED_BY = {
         "protocol/_crops.py": "the extension itself",
         "protocol/_extensions.py": "the registry, the one place that names every extension",
         "evals/detection.py": "the help of the task's -T memory: Inspect reads a task's keyword arguments",
-        "report/_sections_k.py": "the report's section (the report section is not behind a seam yet)",
     },
     "edits": {
         "protocol/_edits.py": "the extension itself",
         "protocol/_extensions.py": "the registry imports the extension's module, which its name names",
         "evals/detection.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
-        "report/_sections_k.py": "the report's App. K edits part (the report section is not behind a seam yet)",
     },
     "tools": {
         "protocol/_tool_navigator.py": "the navigator itself: its prompt, tool names, recall answers, dry-run notes",
@@ -123,6 +121,7 @@ def test_the_core_names_no_extension(extension: Extension) -> None:
         naming = {str(p.relative_to(ROOT)) for p in sources() if any(name in p.read_text() for name in names)}
     allowed = NAMED_BY[extension.name]
     assert naming <= set(allowed), f"{sorted(naming - set(allowed))} name {names}: use the seams"
+    assert naming == set(allowed), f"{sorted(set(allowed) - naming)} no longer name {names}: update NAMED_BY"
     assert len(naming) <= MAX_FILES
 
 
@@ -208,3 +207,17 @@ def test_the_filter_axis_is_the_registry_of_filter_modes() -> None:
         navigate(filter_mode="drop")
     with pytest.raises(ValueError, match="filter must be one of"):
         filter_named("drop")
+
+
+def test_an_axis_the_task_signature_does_not_name_is_read_from_its_keywords() -> None:
+    """An extension added to the registry reaches the task through its ``**`` parameter
+    (Inspect passes every ``-T`` value to a task that has one): its axis is read like the
+    others, and a misspelt one fails naming it among the valid names."""
+    given = {"regime": "L1", "n_seeds": 1, "unknown": {"edits": "true", "distractors": "3"}}
+    settings = DetectionSettings.read(given)
+    assert (settings.edits, settings.distractors) == (True, 3)
+    assert settings == DetectionSettings.read({"regime": "L1", "n_seeds": 1, "edits": True, "distractors": 3})
+    with pytest.raises(TaskParameterError, match=r"unknown task parameter 'edit' \(did you mean 'edits'\?\); valid: "):
+        DetectionSettings.read({"regime": "L1", "n_seeds": 1, "unknown": {"edit": "true"}})
+    with pytest.raises(TaskParameterError, match=r"edits must be one of true, false .*; got .maybe."):
+        DetectionSettings.read({"regime": "L1", "n_seeds": 1, "unknown": {"edits": "maybe"}})

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -156,3 +157,56 @@ def test_the_edits_crops_and_other_agent_tables_equal_the_raw_logs(planned_study
     nav = [r for r in _rows(other, "random") if len(r) == 8]
     assert [r[2] for r in nav] == ["NoFilter"]
     assert nav[0][5].startswith(f"{100 * np.mean([v['death'] for v in death]):.0f} %")
+
+
+def test_an_extension_part_is_computed_from_its_declaration(distractor_study: Path, tmp_path: Path) -> None:
+    """A part declared column by column (``Extension.report``), as a new extension would
+    declare it, is computed from the logs: every kind of column, checked against the raw
+    scores."""
+    from spatialstale.protocol import ReportColumn, ReportPart, ReportTable
+    from spatialstale.report import read_logs
+    from spatialstale.report._document import Links
+    from spatialstale.report._sections_k import compared
+
+    columns = (
+        ReportColumn("who", "model"),
+        ReportColumn("K", "value"),
+        ReportColumn("n", "seeds"),
+        ReportColumn("recall", "mean", ("recall",)),
+        ReportColumn("flagged", "share", ("distractors_flagged",), ("distractor_judgments",)),
+        ReportColumn("flagged of all", "ratio", ("distractors_flagged",), ("distractor_judgments", "tp")),
+        ReportColumn("pooled", "pooled", ("distractors_flagged",), ("distractor_judgments",)),
+        ReportColumn("total", "total", ("distractors_flagged",)),
+        ReportColumn("judged a seed", "average", ("distractor_judgments",)),
+    )
+    table = ReportTable("detection", "everything", columns)
+    part = ReportPart("distractors", "A new experiment", "What it varies.", (table,))
+    det = read_logs(str(distractor_study)).detection
+    shown = compared(part, table, det, Links(str(distractor_study), tmp_path))
+    assert shown is not None
+    assert shown.header == [c.header for c in columns]
+    [row] = shown.rows
+    scores = []
+    for info in list_eval_logs(str(distractor_study)):
+        log = read_eval_log(info.name)
+        if log.eval.task.endswith("detection") and (log.eval.task_args or {}).get("distractors") == 8:
+            scores += [next(iter((s.scores or {}).values())).value for s in log.samples or []]
+    assert len(scores) == 3 and all(isinstance(v, dict) for v in scores)
+    flagged = [v["distractors_flagged"] for v in scores]  # type: ignore[index]
+    judged = [v["distractor_judgments"] for v in scores]  # type: ignore[index]
+    assert row[:3] == ["random", "8", "3"]
+    assert row[3].startswith(f"{np.mean([v['recall'] for v in scores]):.3f}")  # type: ignore[index]
+    assert row[4].startswith(f"{100 * np.mean(np.divide(flagged, judged)):.0f} %")
+    shares = [f / (j + v["tp"]) for f, j, v in zip(flagged, judged, scores, strict=True)]  # type: ignore[index]
+    assert row[5].startswith(f"{np.mean(shares):.3f}")
+    assert row[6] == f"{sum(flagged)} / {sum(judged)}"
+    assert row[7] == str(sum(flagged))
+    assert row[8] == f"{np.mean(judged):.1f}"
+
+
+def test_a_column_that_shows_nothing_known_is_refused() -> None:
+    from spatialstale.protocol import ReportColumn
+    from spatialstale.report._sections_k import _shown
+
+    with pytest.raises(ValueError, match="a report column cannot show 'median'"):
+        _shown(ReportColumn("x", "median", ("tp",)), pd.DataFrame({"tp": [1]}))  # type: ignore[arg-type]
