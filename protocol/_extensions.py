@@ -23,6 +23,7 @@ from ._seams import (
     FilterMode,
     MemoryForm,
     ReportPart,
+    ReportSweep,
     ScorePart,
     Scores,
     StandIn,
@@ -160,7 +161,13 @@ def extension_score(kind: str, metadata: Mapping[str, Any], windows: Sequence[Ma
 
 def extension_reports() -> tuple[ReportPart, ...]:
     """The extensions' parts of the report's section beyond the paper, in registry order."""
-    return tuple(part for e in EXTENSIONS if (part := e.report()) is not None)
+    return tuple(part for e in EXTENSIONS if isinstance(part := e.report(), ReportPart))
+
+
+def extension_sweeps() -> tuple[ReportSweep, ...]:
+    """The extensions' sections of the report that set a navigation axis's values side
+    by side, in registry order."""
+    return tuple(sweep for e in EXTENSIONS if isinstance(sweep := e.report(), ReportSweep))
 
 
 def compared_axes(kind: str) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ Every navigation step and every audit of the episode (OMCD, SelfVerify, LocalVer
 sees only the Chebyshev square of radius k around the agent (``spatialstale.env.fog``);
 Oracle still knows the truth. It plugs into the settings (its axis), the observation
 (:class:`Fog`), the transcript and the episode record, and the dry run's note
-(``_seams``); the report's fog section reads the axis from the logs.
+(``_seams``) and the report (its section, :data:`REPORT`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from spatialstale.env import FULL_VIEW, Grid, Pos, fog
 
 from ._axes import axis
 from ._errors import TaskParameterError
-from ._seams import Extension, View
+from ._seams import Extension, ReportSweep, View
 
 NAME = "view_radius"
 
@@ -88,5 +88,32 @@ class FogExtension(Extension):
             "around S that the agent sees there."
         )
 
+    def report(self) -> ReportSweep:
+        return REPORT
+
+
+REPORT = ReportSweep(
+    NAME,
+    "Fog (partial observability)",
+    "Navigation with `-T view_radius=k`: the observation shows only the cells within k rows and k columns of the "
+    "agent (a square around it); the rest is unknown, so memory now carries information the observation lacks. "
+    "Rows: the `delete` filter and the per-step navigator; *full view* is the paper's observation. Cells: "
+    "success / death over all episodes (seeds x epochs); *missing*: not run.",
+    caption="Success / death per view radius",
+    value="radius {}",
+    paper="full view",
+    unit="radius",
+    away="under fog",
+    column="view",
+    empty="missing: the fog runs hold no `delete`-filter run of the per-step navigator.",
+    figure=(
+        "fig11_fog.png",
+        "Fig. 11 (ours): success and death rate against the view radius (full = the paper's view), per strategy",
+        "Fig. 11: navigation under fog: success and death rate by view radius",
+        "view radius (cells; full = the whole grid)",
+    ),
+)
+"""The report's section: success and death against the view radius, NoMemory as an
+upper bound under fog, and the strategies' paired tests at each radius."""
 
 FOG = FogExtension()

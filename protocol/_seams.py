@@ -36,8 +36,9 @@ run meets them:
     records), :meth:`Extension.axes_last` (where the axes go among the task's);
 12. **report**: :meth:`Extension.report`, its part of the report's section on
     experiments beyond the paper (:class:`ReportPart`): tables of its runs beside the
-    paper's on the same seeds, declared column by column (:class:`ReportColumn`), which
-    the report computes and lays out.
+    paper's on the same seeds, declared column by column (:class:`ReportColumn`), or a
+    section of its own setting a navigation axis's values side by side
+    (:class:`ReportSweep`); the report computes and lays out either.
 
 An extension subclasses :class:`Extension`, so a hook it does not define keeps the
 method's default (the paper's protocol). Two axes choose among alternatives rather than
@@ -238,10 +239,12 @@ class Extension(Protocol):
         entry is judged as a cell's."""
         return None
 
-    def report(self) -> ReportPart | None:
+    def report(self) -> ReportPart | ReportSweep | None:
         """The report stage: its part of the report's section on experiments beyond the
-        paper (:class:`ReportPart`: its runs beside the paper's on the same seeds); None
-        (the default): no part of its own, its axis a column where the tables show it."""
+        paper (:class:`ReportPart`: its runs beside the paper's on the same seeds), or a
+        section of its own for a navigation axis whose values the report sets side by
+        side (:class:`ReportSweep`); None (the default): nothing of its own, its axis a
+        column where the tables show it."""
         return None
 
 
@@ -418,6 +421,47 @@ class ReportPart:
     title: str
     text: str
     tables: tuple[ReportTable, ...]
+
+
+@dataclass(frozen=True)
+class ReportSweep:
+    """The report stage: a section of its own for a navigation axis whose values the
+    report sets side by side, the paper's value last: success / death per value (a table
+    per modality, rows model x regime x strategy, with the paper's filter mode and
+    navigator), a figure of both rates against the value, whether NoMemory is still an
+    upper bound on success at each value, and the paired tests between strategies within
+    each value. The report's other tables read the axis at the paper's value.
+
+    Attributes:
+        axis: the navigation axis.
+        title: the section's heading.
+        text: its opening paragraph (Markdown).
+        caption: the summary line of a folded table of rates.
+        value: how a value away from the paper's is named (``"radius {}"``).
+        paper: how the paper's value is named (``"full view"``).
+        unit: what one value is called in the prose (``radius``).
+        away: how the prose says "away from the paper's value" (``under fog``).
+        column: the header of the tests table's column of values.
+        empty: the section's line when the logs hold none of its runs with the paper's
+            filter mode and navigator.
+        figure: the figure's file name (``figN_name.png``), caption, title and x label.
+    """
+
+    axis: str
+    title: str
+    text: str
+    caption: str
+    value: str
+    paper: str
+    unit: str
+    away: str
+    column: str
+    empty: str
+    figure: tuple[str, str, str, str]
+
+    def name(self, value: str, paper_value: str) -> str:
+        """How a value of the axis (as the report shows it) is named in headers and prose."""
+        return self.paper if value == paper_value else self.value.format(value)
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ._load import FLAG_CELLS
-from ._navigation_stats import PAPER_REGIMES, VIEW, regime_order, regimes_in, strategies_in, view_order
-
-VIEW_KEY = VIEW
+from ._navigation_stats import PAPER_REGIMES, regime_order, regimes_in, strategies_in, value_order
 
 DPI = 120
 STRATEGY_COLOURS = {
@@ -500,13 +498,14 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
 STRATEGY_MARKERS = {"nomemory": "o", "nofilter": "v", "selfverify": "s", "omcd": "D", "oracle": "^"}
 
 
-def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
-    """Success and death against the view radius (``full`` last), one line per
-    strategy: a row of panels per (model, modality) and outcome, a column per regime.
-    Strategies are drawn a little apart along x, so equal values stay visible."""
-    if rates.empty or VIEW_KEY not in rates.columns:
+def fig_sweep(rates: pd.DataFrame, path: Path, axis: str, title: str, xlabel: str) -> Path | None:
+    """Success and death against the values of a navigation axis (an extension's
+    ``ReportSweep``; the paper's value last), one line per strategy: a row of panels per
+    (model, modality) and outcome, a column per regime. Strategies are drawn a little
+    apart along x, so equal values stay visible."""
+    if rates.empty or axis not in rates.columns:
         return None
-    radii = view_order(rates[VIEW_KEY].unique())
+    radii = value_order(rates[axis].unique(), axis)
     runs = sorted({(m, mod) for m, mod in zip(rates.model, rates.modality, strict=True)})
     regimes = regimes_in(rates.regime)
     panels = [(model, modality, outcome) for model, modality in runs for outcome in ("success", "death")]
@@ -527,7 +526,7 @@ def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
             ax = axes[row][col]
             part = rates[(rates.model == model) & (rates.modality == modality) & (rates.regime == regime)]
             for k, strategy in enumerate(strategies):
-                cells = part[part.strategy == strategy].set_index(VIEW_KEY)
+                cells = part[part.strategy == strategy].set_index(axis)
                 values = [float(cells.loc[r, outcome]) if r in cells.index else math.nan for r in radii]
                 ax.plot(
                     x + dodge[k],
@@ -544,11 +543,11 @@ def fig_fog(rates: pd.DataFrame, path: Path) -> Path | None:
             if row == 0:
                 ax.set_title(regime)
             if row == len(panels) - 1:
-                ax.set_xlabel("view radius (cells; full = the whole grid)")
+                ax.set_xlabel(xlabel)
             if col == 0:
                 ax.set_ylabel(f"{wrap(short(model), 24)} ({modality})\n{outcome} rate", fontsize=8)
     _legend_right(axes[0][-1], title="strategy")
-    fig.suptitle("Fig. 11: navigation under fog: success and death rate by view radius")
+    fig.suptitle(title)
     return _save(fig, path)
 
 

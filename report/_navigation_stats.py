@@ -3,7 +3,7 @@
 Units: a rate is over episodes (seed x epoch); its confidence interval resamples
 seeds (a cluster bootstrap of per-seed rates), and paired tests compare per-seed
 rates on the seeds both conditions share. Rows are told apart by every navigation
-axis beyond the paper (:data:`AXES`: filter mode, view radius, navigator, ...); a
+axis beyond the paper (:data:`AXES`: filter mode, navigator, the extensions' axes); a
 table without one of those columns ran the paper's value of it.
 """
 
@@ -23,11 +23,11 @@ from ._stats import adjusted, bootstrap_ci, mcnemar, paired_wilcoxon
 
 AXES = tuple(a.name for a in row_axes("navigation") if a.name != "prompt_set")
 """The navigation axes beside the paper's matrix (the report shows one prompt set at a
-time): ``filter``, ``view_radius``, ``agent``, ..."""
+time): ``filter``, ``agent`` and the extensions' axes."""
 PAPER = {name: paper_value(name) for name in AXES}
 """Each axis's value in the paper's protocol, and in logs from before the axis existed."""
-FILTER, VIEW, AGENT = "filter", "view_radius", "agent"
-FULL_VIEW, PAPER_FILTER, PROMPT_AGENT = PAPER[VIEW], PAPER[FILTER], PAPER[AGENT]
+FILTER, AGENT = "filter", "agent"
+PAPER_FILTER, PROMPT_AGENT = PAPER[FILTER], PAPER[AGENT]
 STRATEGY_ORDER = BUILTIN_STRATEGIES
 """The built-in strategies, the paper's five first."""
 
@@ -136,14 +136,16 @@ def paper_cells(nav: pd.DataFrame) -> pd.DataFrame:
     return matching(with_axes(nav), PAPER)
 
 
-def view_order(radii: Sequence[object]) -> list[str]:
-    """View radii as the fog tables and figure order them: by radius, ``full`` last."""
-    labels = {str(r) for r in radii}
-    numeric = sorted(
-        (label for label in labels if label != FULL_VIEW),
+def value_order(values: Sequence[object], axis: str) -> list[str]:
+    """An axis's values as a section setting them side by side orders them (an
+    extension's ``ReportSweep``): by number, then by name, the paper's value last."""
+    labels = {str(v) for v in values}
+    paper = str(PAPER[axis])
+    others = sorted(
+        (label for label in labels if label != paper),
         key=lambda x: (not x.isdigit(), int(x) if x.isdigit() else 0, x),
     )
-    return numeric + ([FULL_VIEW] if FULL_VIEW in labels else [])
+    return others + ([paper] if paper in labels else [])
 
 
 def strategy_label(strategy: str, filter_mode: str, names: dict[str, str] | None = None) -> str:
@@ -326,7 +328,7 @@ def agent_tests(nav: pd.DataFrame, baseline: str = PROMPT_AGENT) -> pd.DataFrame
 
 UPPER_BOUND_COLUMNS = (
     *CELL,
-    VIEW,
+    "value",
     "nomemory",
     "best",
     "best_success",
@@ -337,8 +339,9 @@ UPPER_BOUND_COLUMNS = (
 )
 
 
-def nomemory_bound(nav: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, regime, modality, view radius) of ``nav`` (one filter mode and agent):
+def nomemory_bound(nav: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """Per (model, regime, modality, value of ``axis``) of ``nav`` (one filter mode and
+    agent; the value in the column ``value``):
     NoMemory's success, the memory strategy with the highest success, whether NoMemory is
     still an upper bound (no strategy succeeds more often), and seed by seed on the seeds
     both ran: on how many the best strategy's success is at least NoMemory's, and above it."""
@@ -348,7 +351,7 @@ def nomemory_bound(nav: pd.DataFrame) -> pd.DataFrame:
         return table_of(rows, UPPER_BOUND_COLUMNS)
     rates = outcome_rates(nav)
     seeds = per_seed_rates(nav)
-    names = [*CELL, VIEW]
+    names = [*CELL, axis]
     for key, group in rates.groupby(names):
         cell = dict(zip(names, key, strict=True))
         nomemory = group[group.strategy == "nomemory"]
@@ -363,7 +366,8 @@ def nomemory_bound(nav: pd.DataFrame) -> pd.DataFrame:
         shared = sorted(set(left.index) & set(right.index))
         rows.append(
             {
-                **cell,
+                **{k: cell[k] for k in CELL},
+                "value": cell[axis],
                 "nomemory": base,
                 "best": str(best.strategy),
                 "best_success": float(best.success),

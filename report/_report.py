@@ -1,8 +1,8 @@
 """The reproduction report: report.md and report.html with PNG figures.
 
 :func:`write_report` computes every section (``_sections_paper`` for the paper's own
-tables and figures, ``_sections_beyond`` for fog, the tool-using navigator, the
-perception probe and the prompt sets, ``_sections_k`` for the paper's planned
+tables and figures, ``_sections_beyond`` for the extensions' sweeps, the other
+navigators, the perception probe and the prompt sets, ``_sections_k`` for the paper's planned
 experiments (its App. K), each only when the logs hold it), lays the
 page out with the templates (``_document``) and writes it as Markdown and as one
 self-contained HTML page. A cell the logs do not cover reads ``missing``; a cell with
@@ -32,10 +32,8 @@ from ._inventory import untabulated
 from ._load import Results
 from ._navigation_stats import (
     AGENT,
-    FULL_VIEW,
     PAPER,
     PROMPT_AGENT,
-    VIEW,
     main_grid,
     matching,
     outcome_rates,
@@ -122,8 +120,9 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
     )
     det = k_sections.at_paper(every_det, *k_sections.DETECTION_AXES)
     every_nav = k_sections.at_paper(every_nav, *k_sections.NAVIGATION_AXES)
-    # the paper's tables and figures: full view and the per-step prompt navigator (filter
-    # modes side by side); fog and the other navigators have their own sections
+    # the paper's tables and figures: every axis at the paper's value but the filter mode
+    # (its modes side by side); an extension's sweep and the other navigators have their
+    # own sections
     nav = paper_view(every_nav) if not every_nav.empty else every_nav
     axes = with_axes(every_nav)
     prompt_note = ""
@@ -148,7 +147,11 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
             "navigation": paper_sections.navigation(nav, rates, out, links),
             "cost": beyond.safety_cost(nav, out, links) if not nav.empty else None,
             "detection": paper_sections.detection(det, nav, out, links),
-            "fog": beyond.fog(every_nav, out, links) if set(axes[VIEW]) - {FULL_VIEW} else None,
+            "sweeps": [
+                beyond.sweep(spec, every_nav, out, links)
+                for spec in beyond.SWEEPS
+                if set(axes[spec.axis]) - {PAPER[spec.axis]}
+            ],
             "navigators": beyond.navigators(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
             "perception": (
                 beyond.perception(results.perception, det, nav, out, links) if not results.perception.empty else None

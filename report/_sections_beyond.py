@@ -1,6 +1,7 @@
 """The report's sections on what lies beyond the paper's protocol, each present only when
-the logs hold it: fog, the tool-using navigator, the perception probe and the prompt
-sets; and what safety costs. Each function returns its template's context
+the logs hold it: each extension's section setting its axis's values side by side
+(``ReportSweep``), the other navigators, the perception probe and the prompt sets; and
+what safety costs. Each function returns its template's context
 (``templates/<section>.md.j2``)."""
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+
+from spatialstale.protocol import ReportSweep, extension_sweeps
 
 from . import _figures as figures
 from . import _perception as probe
@@ -27,14 +30,14 @@ from ._document import (
     pvalue,
     with_ci,
 )
+from ._load import row_axes
 from ._navigation_stats import (
     AGENT,
     FILTER,
-    FULL_VIEW,
+    PAPER,
     PAPER_FILTER,
     PROMPT_AGENT,
     STRATEGY_ORDER,
-    VIEW,
     agent_tests,
     audit_costs,
     matching,
@@ -44,27 +47,34 @@ from ._navigation_stats import (
     strategy_label,
     strategy_order,
     strategy_tests,
-    view_order,
+    value_order,
     with_axes,
 )
 from ._sections_paper import TEST_HEADER, test_row, tested_cut, unreachable
 
 NAMES = figures.STRATEGY_NAMES
+SWEEPS = extension_sweeps()
+"""The extensions' sections that set a navigation axis's values side by side, in registry order."""
 NOT_RECORDED = "not recorded"
 """A cost cell of a log from before navigation 4, which did not record it."""
 
 
-def view_name(radius: str) -> str:
-    return "full view" if radius == FULL_VIEW else f"radius {radius}"
+def axis_title(axis: str) -> str:
+    """How the report names a navigation axis (its ``title``: ``view radius``)."""
+    return next(a.title or a.name for a in row_axes("navigation") if a.name == axis)
 
 
-def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
-    """Success and death against the view radius, paired tests between strategies at
-    each radius, and whether NoMemory is still an upper bound under fog."""
+def sweep(spec: ReportSweep, every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
+    """An extension's section setting its axis's values side by side (its declaration,
+    ``spec``): success and death at each value, paired tests between strategies within
+    each value, and whether NoMemory is still an upper bound away from the paper's value."""
+    axis = spec.axis
     nav = matching(with_axes(every_nav), {FILTER: PAPER_FILTER, AGENT: PROMPT_AGENT})
+    context: dict[str, object] = {"spec": spec, "title": axis_title(axis)}
     if nav.empty:
-        return {"empty": True}
-    radii = view_order(nav[VIEW].unique())
+        return {**context, "empty": True}
+    values = value_order(nav[axis].unique(), axis)
+    named = {value: spec.name(value, str(PAPER[axis])) for value in values}
     rates = outcome_rates(nav)
     tables = []
     for modality in sorted(nav.modality.unique()):
@@ -76,12 +86,12 @@ def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
                     if first_row(rates, **keys) is None:
                         continue
                     row = [name(model), regime, NAMES.get(strategy, strategy)]
-                    for radius in radii:
-                        r = first_row(rates, **keys, view_radius=radius)
+                    for value in values:
+                        r = first_row(rates, **keys, **{axis: value})
                         text = "" if r is None else f"{pct(r.success)} / {pct(r.death)}"
-                        row.append(MISSING if r is None else evidence(text, nav, links, **keys, view_radius=radius))
+                        row.append(MISSING if r is None else evidence(text, nav, links, **keys, **{axis: value}))
                     rows.append(row)
-        header = ["model", "regime", "strategy", *(f"{view_name(r)} SR / Death" for r in radii)]
+        header = ["model", "regime", "strategy", *(f"{named[v]} SR / Death" for v in values)]
         tables.append((modality, Table(header, rows)))
     tests = strategy_tests(nav)
     test_rows = [
@@ -89,51 +99,53 @@ def fog(every_nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
             t,
             NAMES.get(t.a, t.a),
             NAMES.get(t.b, t.b),
-            view=view_name(str(t.view_radius)),
-            cut=tested_cut(nav, t, FILTER, VIEW),
+            view=named[str(getattr(t, axis))],
+            cut=tested_cut(nav, t, FILTER, axis),
         )
         for t in tests[tests.reachable].itertuples()
     ]
+    file, caption, title, xlabel = spec.figure
     return {
+        **context,
         "empty": False,
         "tables": tables,
-        "fig11": Figure(
-            figures.fig_fog(rates, out / "fig11_fog.png"),
-            "Fig. 11 (ours): success and death rate against the view radius (full = the paper's view), per strategy",
-        ),
-        "upper_bound": upper_bound_reading(nomemory_bound(nav)),
+        "figure": Figure(figures.fig_sweep(rates, out / file, axis, title, xlabel), caption),
+        "upper_bound": upper_bound_reading(nomemory_bound(nav, axis), spec),
         "n_tests": len(tests),
         "unreachable": unreachable(tests, "seeds", "tests", "the table above holds their rates") if len(tests) else "",
-        "tests": Table(["model", "regime", "view", *TEST_HEADER], test_rows),
+        "tests": Table(["model", "regime", spec.column, *TEST_HEADER], test_rows),
     }
 
 
-def upper_bound_reading(bound: pd.DataFrame) -> str:
-    """Whether NoMemory is still an upper bound on success, under fog and in full view."""
+def upper_bound_reading(bound: pd.DataFrame, spec: ReportSweep) -> str:
+    """Whether NoMemory is still an upper bound on success, away from the paper's value of
+    the sweep's axis and at it."""
     if bound.empty:
-        return "Whether NoMemory is an upper bound needs NoMemory and another strategy on the same radius."
-    under_fog = bound[bound[VIEW] != FULL_VIEW]
-    full = bound[bound[VIEW] == FULL_VIEW]
+        return f"Whether NoMemory is an upper bound needs NoMemory and another strategy on the same {spec.unit}."
+    paper = str(PAPER[spec.axis])
+    away = bound[bound.value.astype(str) != paper]
+    at_paper = bound[bound.value.astype(str) == paper]
     parts = []
-    if len(full):
+    if len(at_paper):
         parts.append(
-            f"In the full view NoMemory is an upper bound on success in {int(full.bounded.sum())} of {len(full)} "
-            "(model, regime) cells (no memory strategy succeeds more often)."
+            f"In the {spec.paper} NoMemory is an upper bound on success in {int(at_paper.bounded.sum())} of "
+            f"{len(at_paper)} (model, regime) cells (no memory strategy succeeds more often)."
         )
-    if len(under_fog):
-        broken = under_fog[~under_fog.bounded.astype(bool)]
+    if len(away):
+        broken = away[~away.bounded.astype(bool)]
+        where = spec.away[:1].upper() + spec.away[1:]
         if broken.empty:
-            parts.append(f"Under fog NoMemory is still an upper bound in every one of the {len(under_fog)} cells.")
+            parts.append(f"{where} NoMemory is still an upper bound in every one of the {len(away)} cells.")
         else:
             shown = [
-                f"{name(r.model)} {r.regime} {view_name(str(r.view_radius))}: "
+                f"{name(r.model)} {r.regime} {spec.name(str(r.value), paper)}: "
                 f"{NAMES.get(r.best, r.best)} {pct(r.best_success)} vs NoMemory {pct(r.nomemory)} "
                 f"(at least as often on {r.seeds_at_least} of {r.seeds} seeds, more often on {r.seeds_more})"
                 for r in broken.itertuples()
             ]
             parts.append(
-                f"Under fog NoMemory is no longer an upper bound in {len(broken)} of {len(under_fog)} (model, regime, "
-                f"radius) cells, where a memory strategy succeeds more often: " + "; ".join(shown) + "."
+                f"{where} NoMemory is no longer an upper bound in {len(broken)} of {len(away)} (model, regime, "
+                f"{spec.unit}) cells, where a memory strategy succeeds more often: " + "; ".join(shown) + "."
             )
     return " ".join(parts)
 
@@ -154,24 +166,27 @@ def navigators(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
     nav = with_axes(every_nav)
     tests = agent_tests(nav)
     success = tests[tests.metric == "success"]
-    several_views = len(set(tests[VIEW])) > 1
-    radii = view_order(success[VIEW].unique())
+    # a column for each swept axis (an extension's ReportSweep) that the tests hold several values of
+    swept = [spec for spec in SWEEPS if len(set(tests[spec.axis])) > 1]
+    values = {spec.axis: value_order(success[spec.axis].unique(), spec.axis) for spec in SWEEPS}
     modes = sorted(set(success[FILTER]), key=lambda mode: (mode != PAPER_FILTER, mode))
 
     def order(t: pd.Series) -> tuple[object, ...]:
         rank = STRATEGY_ORDER.index(t.strategy) if t.strategy in STRATEGY_ORDER else 99
-        return (t.model, t.regime, t.modality, rank, modes.index(t[FILTER]), radii.index(t[VIEW]))
+        at = tuple(values[spec.axis].index(str(t[spec.axis])) for spec in SWEEPS)
+        return (t.model, t.regime, t.modality, rank, modes.index(t[FILTER]), *at)
 
     rows = []
     for _, t in sorted(success.iterrows(), key=lambda item: order(item[1])):
-        keys = {k: t[k] for k in ("model", "regime", "modality", "strategy", FILTER, VIEW)}
+        axes = ("model", "regime", "modality", "strategy", FILTER, *(spec.axis for spec in SWEEPS))
+        keys = {k: t[k] for k in axes}
         death = matching(tests, {**keys, "metric": "death", "agent": t.agent}).iloc[0]
         rows.append(
             [
                 name(t.model),
                 str(t.regime),
                 str(t.modality),
-                *([view_name(str(t[VIEW]))] if several_views else []),
+                *(spec.name(str(t[spec.axis]), str(PAPER[spec.axis])) for spec in swept),
                 strategy_label(str(t.strategy), str(t[FILTER]), NAMES),
                 str(t.seeds),
                 evidence(f"{pct(t.mean_b)} / {pct(death.mean_b)}", nav, links, **keys, agent=PROMPT_AGENT),
@@ -181,7 +196,7 @@ def navigators(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
                 f"{int(t.only_a)}/{int(t.only_b)}, p={pvalue(t.mcnemar_p)}",
             ]
         )
-    header = ["model", "regime", "obs", *(["view"] if several_views else []), "strategy", "seeds"]
+    header = ["model", "regime", "obs", *(spec.column for spec in swept), "strategy", "seeds"]
     others = "/".join(dict.fromkeys(str(a) for a in success.agent))
     header += [
         f"{PROMPT_AGENT} SR / Death",

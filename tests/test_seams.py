@@ -43,8 +43,6 @@ NAMED_BY = {
         "env/_fog.py": "the world's part: what a radius shows of the grid, and how fogged cells are named",
         "protocol/_fog.py": "the extension itself",
         "evals/navigation.py": "the task's -T parameter: Inspect reads a task's keyword arguments",
-        "report/_navigation_stats.py": "the report's columns (the report section is not behind a seam yet)",
-        "report/_sections_beyond.py": "the report's fog section (likewise)",
     },
     "distractors": {
         "env/_distractor_bank.py": "the world's part: the versioned bank (env/data/distractors) and the draw",

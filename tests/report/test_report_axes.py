@@ -17,7 +17,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from spatialstale.evals.navigation import navigation
 from spatialstale.report import read_logs
 from spatialstale.report._load import axis_label, row_axes
-from spatialstale.report._navigation_stats import view_order
+from spatialstale.report._navigation_stats import value_order
 from spatialstale.report._report import pct, write_report
 from tests.conftest import Shared
 
@@ -114,7 +114,7 @@ def test_the_loader_reads_each_runs_view_and_agent(log_dir: Path) -> None:
         ("full", "tools"): 12,
     }
     assert view_label(None) == "full" and view_label(2) == "2" and view_label("full") == "full"
-    assert view_order(["full", "10", "2", "0"]) == ["0", "2", "10", "full"]
+    assert value_order(["full", "10", "2", "0"], "view_radius") == ["0", "2", "10", "full"]
 
 
 def test_the_paper_tables_are_those_of_the_paper_cells_alone(report: str, paper_only: Path, tmp_path: Path) -> None:
@@ -186,3 +186,36 @@ def test_the_tool_agent_table_equals_the_raw_logs(report: str, log_dir: Path) ->
         assert row[5] == f"{pct(prompt[0])} / {pct(prompt[1])}"
         assert row[6] == f"{pct(tools[0])} / {pct(tools[1])}"
         assert row[7].startswith(f"{100 * (tools[0] - prompt[0]):+.1f} pp, p=")
+
+
+def test_a_sweep_section_is_laid_out_from_its_declaration(log_dir: Path, tmp_path: Path) -> None:
+    """The fog section is fog's declaration (``ReportSweep``) computed: another
+    declaration of the same axis gives the same numbers under its own words and figure."""
+    from dataclasses import replace
+
+    from spatialstale.protocol import extension_sweeps
+    from spatialstale.report._document import Links, environment
+    from spatialstale.report._sections_beyond import sweep
+
+    [fog] = extension_sweeps()
+    ours = replace(
+        fog,
+        title="Less in sight",
+        value="k = {}",
+        paper="whole grid",
+        unit="k",
+        away="with less in sight",
+        column="sight",
+        figure=("fig99_sight.png", "Fig. 99: sight", "Fig. 99", "k"),
+    )
+    nav = read_logs(log_dir).navigation
+    theirs, mine = (sweep(spec, nav, tmp_path, Links(str(log_dir), tmp_path)) for spec in (fog, ours))
+    assert (tmp_path / "fig99_sight.png").is_file() and (tmp_path / "fig11_fog.png").is_file()
+    [(_, table)] = mine["tables"]  # type: ignore[misc]
+    [(_, fog_table)] = theirs["tables"]  # type: ignore[misc]
+    assert table.header == ["model", "regime", "strategy", "k = 1 SR / Death", "whole grid SR / Death"]
+    assert table.rows == fog_table.rows
+    assert str(mine["upper_bound"]).startswith("In the whole grid NoMemory is an upper bound on success in 1 of 1")
+    assert "With less in sight NoMemory" in str(mine["upper_bound"])
+    page = environment().get_template("sweep.md.j2").render(sweep=mine, method={"wilcoxon": "W"}, alpha=0.05)
+    assert page.startswith("## Less in sight\n") and "### Paired tests between strategies at each k\n" in page
