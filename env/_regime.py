@@ -94,6 +94,13 @@ class ChangeRegime(ABC):
     """
 
     name: ClassVar[str]
+    report_title: ClassVar[str | None] = None
+    """The heading of the regime's own part of the report's section beyond the paper: its
+    stale ratio and detection F1 beside the paper's regimes, and navigation in it beside
+    their death rates. None (the default): no part; its rows and columns in the report's
+    tables of regimes are all it has."""
+    report_text: ClassVar[str] = ""
+    """The opening paragraph of that part (Markdown)."""
 
     @abstractmethod
     def draw(self, g0: Grid, rng: Stream) -> Drawn:

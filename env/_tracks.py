@@ -120,6 +120,11 @@ class OtherAgent(ChangeRegime):
     route with its tracks and tells its moves and habit (:class:`Tracks`)."""
 
     name = "MA"
+    report_title = "A world changed by another agent (MA)"
+    report_text = (
+        "`-T regime=MA`: the changes come from a second, scripted agent with a seeded route and a stated habit; "
+        "the model sees its moves but not the cells it changed."
+    )
 
     def draw(self, g0: Grid, rng: Stream) -> Drawn:
         route = agent_route(g0, rng)

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from spatialstale.env import CHANGE_REGIMES, OtherAgent
+from spatialstale.env import CHANGE_REGIMES, ChangeRegime, RegimeError, regime_of
 from spatialstale.protocol import ReportColumn, ReportPart, ReportTable, compared_axes, extension_reports
 
 from ._document import MISSING, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
 from ._figures import STRATEGY_NAMES
 from ._load import paper_value
-from ._navigation_stats import matching, pooled, strategies_in
+from ._navigation_stats import matching, pooled, regimes_in, strategies_in
 from ._stats import bootstrap_ci, paired_wilcoxon
 
 PARTS = extension_reports()
@@ -30,8 +30,6 @@ DETECTION_AXES, NAVIGATION_AXES = compared_axes("detection"), compared_axes("nav
 part and section holds them at the paper's value."""
 APP_K = (*DETECTION_AXES, "regime")
 """The settings this section's tables vary, each against the paper's value with the others at theirs."""
-OTHER_AGENT = OtherAgent.name
-"""The regime whose changes another agent makes (MA), this section's part."""
 CELL = ("model", "regime", "modality")
 
 
@@ -181,16 +179,27 @@ def compared(part: ReportPart, table: ReportTable, frame: pd.DataFrame, links: L
     return Table([column.header for column in table.columns], rows) if rows else None
 
 
-def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, Table] | None:
-    """Another agent's world beside L1-L3: stale ratios, detection F1 per regime and
-    navigation outcomes per strategy."""
+def _with_part(name: str) -> ChangeRegime | None:
+    """The regime of ``name`` when it has a part of its own (``report_title``); None for
+    one without, or a plug-in this process cannot resolve (its rows stay in the tables)."""
+    try:
+        regime = regime_of(name)
+    except RegimeError:
+        return None
+    return regime if regime.report_title else None
+
+
+def regime_part(regime: ChangeRegime, det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
+    """A regime's own part beside L1-L3 (``ChangeRegime.report_title``, MA's): stale
+    ratios, detection F1 per regime and navigation outcomes per strategy."""
+    own = regime.name
     det, nav = at_paper(det, *DETECTION_AXES), at_paper(nav, *NAVIGATION_AXES)
-    in_det = not det.empty and (det["regime"] == OTHER_AGENT).any()
-    in_nav = not nav.empty and (nav["regime"] == OTHER_AGENT).any()
+    in_det = not det.empty and (det["regime"] == own).any()
+    in_nav = not nav.empty and (nav["regime"] == own).any()
     if not (in_det or in_nav):
         return None
-    regimes = [r for r in (*CHANGE_REGIMES, OTHER_AGENT) if (not det.empty and (det["regime"] == r).any())]
-    out: dict[str, Table] = {}
+    regimes = [r for r in (*CHANGE_REGIMES, own) if (not det.empty and (det["regime"] == r).any())]
+    out: dict[str, object] = {"name": own, "title": regime.report_title, "text": regime.report_text}
     if in_det:
         seeds = det.drop_duplicates(["regime", "seed"])
         out["ratios"] = Table(
@@ -220,10 +229,10 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
         beside = [r for r in CHANGE_REGIMES if (nav["regime"] == r).any()]
         rows = []
         for (model, modality), cell in nav.groupby(["model", "modality"]):
-            for strategy in strategies_in(cell[cell.regime == OTHER_AGENT].strategy):
-                part = cell[(cell.regime == OTHER_AGENT) & (cell.strategy == strategy)]
+            for strategy in strategies_in(cell[cell.regime == own].strategy):
+                part = cell[(cell.regime == own) & (cell.strategy == strategy)]
                 per_seed = part.groupby("seed")[["success", "death"]].mean()
-                keys = {"model": model, "modality": modality, "regime": OTHER_AGENT, "strategy": strategy}
+                keys = {"model": model, "modality": modality, "regime": own, "strategy": strategy}
                 row = [
                     name(model),
                     str(modality),
@@ -233,26 +242,29 @@ def other_agent(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str,
                     _mean_ci(per_seed.death, as_pct=True),
                     _mean_ci(part.groupby("seed").died_on_stale.mean(), as_pct=True),
                 ]
-                for regime in beside:
-                    other = cell[(cell.regime == regime) & (cell.strategy == strategy)]
+                for r in beside:
+                    other = cell[(cell.regime == r) & (cell.strategy == strategy)]
                     row.append(
                         _mean_ci(other.groupby("seed").death.mean(), as_pct=True) if not other.empty else MISSING
                     )
                 rows.append(row)
-        header = ["model", "modality", "strategy", "seeds", "success MA", "death MA", "death on a stale entry"]
+        header = ["model", "modality", "strategy", "seeds", f"success {own}", f"death {own}", "death on a stale entry"]
         out["navigation"] = Table([*header, *(f"death {r}" for r in beside)], rows)
     return out
 
 
 def planned(det: pd.DataFrame, nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
     """The App. K section's context, or None when the logs hold none of its runs: each
-    extension's part with the tables the logs hold, then another agent's world."""
+    extension's part with the tables the logs hold, then each regime's with a part of its
+    own (``ChangeRegime.report_title``: MA's) in :func:`regimes_in` order."""
     frames = {"detection": det, "navigation": nav}
     parts = []
     for part in PARTS:
         tables = [(t, compared(part, t, frames[t.kind], links)) for t in part.tables if t.kind in frames]
-        shown = [{"text": t.text, "caption": t.caption, "table": table} for t, table in tables if table is not None]
-        if shown:
-            parts.append({"title": part.title, "text": part.text, "tables": shown})
-    other = other_agent(det, nav, links)
-    return {"parts": parts, "other_agent": other} if parts or other else None
+        listed = [{"text": t.text, "caption": t.caption, "table": table} for t, table in tables if table is not None]
+        if listed:
+            parts.append({"title": part.title, "text": part.text, "tables": listed})
+    present = {str(r) for frame in (det, nav) if not frame.empty for r in frame["regime"].unique()}
+    regimes = [regime for r in regimes_in(present) if (regime := _with_part(r)) is not None]
+    own = [shown for regime in regimes if (shown := regime_part(regime, det, nav, links)) is not None]
+    return {"parts": parts, "regimes": own} if parts or own else None

@@ -48,6 +48,8 @@ def band(g0, rng):
 
 class Band(ChangeRegime):
     name = "Band{n}"
+    report_title = "Spring in a band ({n})"
+    report_text = "Ice thaws in one band of two rows."
 
     def draw(self, g0, rng):
         return Drawn(changes=band(g0, rng))
@@ -293,3 +295,7 @@ def test_a_study_takes_a_plugin_regime_and_refuses_a_bad_one(
     assert f"| L1 SR / Death | L2 SR / Death | L3 SR / Death | Band{n} SR / Death |" in report
     assert f"| Band{n} | 1 | " in report  # its stale-ratio row, beside the paper's
     assert "not in the paper" in report
+    # its own part, as it declares it (report_title), beside the paper's regimes
+    part = report.split(f"### Spring in a band ({n})\n\nIce thaws in one band of two rows.\n")[1]
+    assert f"| model | modality | strategy | seeds | success Band{n} | death Band{n} |" in part
+    assert "| regime | seeds | stale ratio mean [95 % CI] |" in part and f"| Band{n} | 1 |" in part
