@@ -21,6 +21,16 @@ import yaml
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import ValidationError
 
+
+def positive(text: str) -> int:
+    """A whole number of at least 1 (a count or a number of seconds that 0 would make
+    meaningless: no connection, no time for an attempt)."""
+    value = int(text) if text.strip().lstrip("+").isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1; got {text!r}")
+    return value
+
+
 _GENERATE: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--temperature", float, "sampling temperature"),
     ("--top-p", float, "nucleus sampling mass"),
@@ -35,14 +45,14 @@ _GENERATE: tuple[tuple[str, Callable[[str], Any], str], ...] = (
     ("--reasoning-history", str, "none, all, last or auto"),
     ("--effort", str, "low, medium, high, xhigh or max (Anthropic)"),
     ("--verbosity", str, "low, medium or high (OpenAI)"),
-    ("--max-connections", int, "concurrent connections per model"),
+    ("--max-connections", positive, "concurrent connections per model"),
     ("--max-retries", int, "retries of a failed request (default: no limit, with backoff)"),
-    ("--timeout", int, "seconds a request may take, retries included"),
-    ("--attempt-timeout", int, "seconds one attempt of a request may take (study default: 600)"),
+    ("--timeout", positive, "seconds a request may take, retries included"),
+    ("--attempt-timeout", positive, "seconds one attempt of a request may take (study default: 600)"),
 )
 _RUN: tuple[tuple[str, Callable[[str], Any], str], ...] = (
-    ("--max-samples", int, "samples run in parallel per task"),
-    ("--max-tasks", int, "tasks run in parallel"),
+    ("--max-samples", positive, "samples run in parallel per task"),
+    ("--max-tasks", positive, "tasks run in parallel"),
     ("--message-limit", int, "messages a sample may hold"),
     ("--token-limit", str, "tokens a sample may use (500000, 500k, output:1m)"),
     ("--turn-limit", int, "model turns a sample may take"),

@@ -215,6 +215,21 @@ def test_unparseable_number_is_refused_by_the_parser(capsys: pytest.CaptureFixtu
     assert "--temperature" in capsys.readouterr().err
 
 
+POSITIVE = ["--attempt-timeout", "--timeout", "--max-connections", "--max-samples", "--max-tasks"]
+
+
+@pytest.mark.parametrize("flag", POSITIVE)
+@pytest.mark.parametrize("value", ["0", "-5", "1.5"])
+def test_a_count_or_a_time_of_nothing_is_refused_by_the_parser(
+    flag: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*BASE, flag, value])
+    assert exit_info.value.code == 2
+    [line] = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line == f"spatialstale study: error: argument {flag}: must be a whole number of at least 1; got {value!r}"
+
+
 def test_progress_lines_without_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
