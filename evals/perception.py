@@ -82,7 +82,7 @@ def perception(
             batch_size=settings.batch_size,
             perception_prompt=settings.prompts["perception"],
             structured=settings.structured,
-            observation=settings.observation,
+            **settings.extension_args(),
         ),
         scorer=perception_accuracy(),
         version=VERSION,

@@ -15,6 +15,7 @@ from ._distractors import DISTRACTORS
 from ._edits import EDITS
 from ._filter_modes import UNKNOWN
 from ._fog import FOG
+from ._holes import HOLES
 from ._seams import (
     DELETE,
     WHOLE_GRID,
@@ -35,7 +36,7 @@ from ._seams import (
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-EXTENSIONS: tuple[Extension, ...] = (FOG, DISTRACTORS, CROPS, EDITS)
+EXTENSIONS: tuple[Extension, ...] = (HOLES, FOG, DISTRACTORS, CROPS, EDITS)
 """The built-in extensions, in order."""
 
 
@@ -85,7 +86,7 @@ def extension_values(kind: str, given: Mapping[str, object]) -> dict[str, Any]:
 def extension_view(kind: str, values: Mapping[str, Any]) -> View:
     """What of the live grid the calls of a ``kind`` task with these values show."""
     views = [v for e in _of(kind) if (v := e.view(values)) is not None]
-    return WHOLE_GRID if not views else views[0] if len(views) == 1 else Views(views)
+    return WHOLE_GRID if not views else views[0] if len(views) == 1 else Views(tuple(views))
 
 
 def dry_run_notes(kind: str, values: Mapping[str, Any]) -> list[str]:

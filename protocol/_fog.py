@@ -62,6 +62,9 @@ class Fog:
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         return fog(grid, agent, self.radius)
 
+    def listing(self, grid: Grid, agent: Pos) -> str | None:
+        return None
+
     def step_note(self, position: Pos) -> str | None:
         return f"Fog: the navigator saw only the cells within {self.radius} of {position}."
 

@@ -29,7 +29,7 @@ model writes.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -53,12 +53,12 @@ from spatialstale.env import (
     Overlay,
     Pos,
     fog_note,
-    holes_observation,
     regime_of,
     render_png,
     text_observation,
 )
 
+from ._extensions import extension_values, extension_view
 from ._navigators import NAVIGATORS
 from ._seams import WHOLE_GRID, MemoryForm, View
 
@@ -273,11 +273,6 @@ def cells_block(cells: Sequence[Pos]) -> str:
 
 MODALITIES = ("text", "vision", "both")
 
-OBSERVATIONS = ("full", "holes")
-"""How the text observation lists the grid: ``full`` (every cell, the paper's listing) or
-``holes`` (only S, G and the holes; every other cell is F). Same information; ``holes``
-is the cheaper listing for large grids."""
-
 OBSERVATION_CACHE = 64
 """Grids whose rendered observation is kept: an audit's batches and the steps between
 two changes all show the same grid."""
@@ -290,10 +285,11 @@ def png_data_uri(grid: Grid, agent: Pos | None) -> str:
 
 
 @lru_cache(maxsize=OBSERVATION_CACHE)
-def grid_listing(grid: Grid, agent: Pos, observation: str) -> str:
-    """The text observation under its header, built once per (grid, agent, listing)."""
-    listing = holes_observation(grid, agent) if observation == "holes" else text_observation(grid, agent)
-    return f"{TEXT_OBSERVATION_HEADER}\n{listing}"
+def grid_listing(grid: Grid, agent: Pos, view: View) -> str:
+    """The text observation under its header, built once per (grid, agent, view): the
+    view's listing (``View.listing``), else the paper's listing of every cell."""
+    listing = view.listing(grid, agent)
+    return f"{TEXT_OBSERVATION_HEADER}\n{text_observation(grid, agent) if listing is None else listing}"
 
 
 def image_header(grid: Grid, agent: Pos, legend: str | None = None) -> str:
@@ -313,21 +309,34 @@ class Sight:
 
     Attributes:
         modality: ``text`` (the listing), ``vision`` (the PNG) or ``both``.
-        observation: the listing, ``full`` (every cell) or ``holes`` (S, G and the holes).
         image: the image of a grid as sent: its PNG data URI. The dry run passes a
             stand-in that names what an image shows without drawing it.
         overlay: what the instance's regime adds to every observation
             (:meth:`for_instance`; MA: the other agent's story before the grid and its
             tracks over the route), None for the grid as it is.
-        view: what of the live grid a call shows (the observation seam, ``_seams``:
-            the extensions' views); the whole grid in the paper.
+        view: what of the live grid a call shows and how its text lists it (the
+            observation seam, ``_seams``: the extensions' views); the whole grid, every
+            cell listed, in the paper.
     """
 
     modality: str
-    observation: str
     image: Callable[[Grid, Pos | None], str] = png_data_uri
     overlay: Overlay | None = None
     view: View = WHOLE_GRID
+
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        modality: str,
+        extensions: Mapping[str, object],
+        image: Callable[[Grid, Pos | None], str] | None = None,
+    ) -> Sight:
+        """How a ``kind`` solver shows the grid: in ``modality``, through the view its
+        extensions' axes make (``extensions``, by name, as the solver takes them; a bad
+        name or value raises ValueError); ``image`` draws the grid's pictures when given."""
+        view = extension_view(kind, extension_values(kind, extensions))
+        return cls(modality, view=view) if image is None else cls(modality, image=image, view=view)
 
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         """``grid`` as a call made with the agent at ``agent`` may see it (:attr:`view`)."""
@@ -354,7 +363,7 @@ class Sight:
             legend = self.overlay.legend(grid)
             parts.append(ContentText(text=self.overlay.note))
         if self.modality in ("text", "both"):
-            parts.append(ContentText(text=grid_listing(grid, agent, self.observation)))
+            parts.append(ContentText(text=grid_listing(grid, agent, self.view)))
         if self.modality in ("vision", "both"):
             parts.append(ContentText(text=image_header(grid, agent, legend)))
             parts.append(ContentImage(image=self.image(grid, agent), detail="high"))

@@ -10,7 +10,8 @@ run meets them:
    inherit it, so its ``-T`` parameters, metadata, tags, sample ids, study flags, dry
    run and report columns derive from it as from any axis;
 2. **observation**: :meth:`Extension.view` binds the extension's values to a
-   :class:`View`, what of the live grid each call shows (``Sight.seen``);
+   :class:`View`, what of the live grid each call shows (``Sight.seen``) and how its
+   text lists it (:meth:`View.listing`);
 3. **transcript and records**: the view's :meth:`View.step_note` (a line under each
    step's table) and :meth:`View.record` (what the episode's record keeps of it);
 4. **dry run**: :meth:`Extension.dry_run_note`, the estimate's method note;
@@ -66,10 +67,19 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class View(Protocol):
-    """The observation stage: what of the live grid a call shows."""
+    """The observation stage: what of the live grid a call shows, and how its text lists
+    it. A view is hashable (a frozen dataclass): the listing of a grid is built once per
+    view."""
+
+    def __hash__(self) -> int: ...
 
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         """``grid`` as a call made with the agent at ``agent`` shows it."""
+        ...
+
+    def listing(self, grid: Grid, agent: Pos) -> str | None:
+        """The text observation of ``grid`` (as :meth:`seen` shows it) with the agent at
+        ``agent``; None: the paper's listing of every cell."""
         ...
 
     def step_note(self, position: Pos) -> str | None:
@@ -255,6 +265,9 @@ class WholeGrid:
     def seen(self, grid: Grid, agent: Pos) -> Grid:
         return grid
 
+    def listing(self, grid: Grid, agent: Pos) -> str | None:
+        return None
+
     def step_note(self, position: Pos) -> str | None:
         return None
 
@@ -276,6 +289,10 @@ class Views:
         for part in self.parts:
             grid = part.seen(grid, agent)
         return grid
+
+    def listing(self, grid: Grid, agent: Pos) -> str | None:
+        listings = [text for part in self.parts if (text := part.listing(grid, agent)) is not None]
+        return listings[-1] if listings else None
 
     def step_note(self, position: Pos) -> str | None:
         notes = [n for n in (part.step_note(position) for part in self.parts) if n is not None]

@@ -67,7 +67,6 @@ from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
     MODALITIES,
-    OBSERVATIONS,
 )
 
 logger = logging.getLogger(__name__)
@@ -235,12 +234,6 @@ class GridSettings:
     size: int = axis(DEFAULT_SIZE, "grid side n (8; 16 and 32 work)", read=at_least(4))
     structured: bool = axis(
         False, "send a JSON response schema with every call (structured output); off in the paper", read=boolean
-    )
-    observation: str = axis(
-        "full",
-        "text listing of the grid: full (every cell, the paper) or holes (only S, G and the holes)",
-        values=OBSERVATIONS,
-        recorded=True,
     )
     prompt_set: str = axis(
         DEFAULT_PROMPT_SET,
@@ -424,7 +417,7 @@ class DetectionSettings(*settings_bases("detection"), GridSettings):  # type: ig
 
 
 @dataclass(frozen=True)
-class PerceptionSettings(GridSettings):
+class PerceptionSettings(*settings_bases("perception"), GridSettings):  # type: ignore[misc]
     """The perception probe's settings (``spatialstale/perception``)."""
 
     kind: ClassVar[str] = "perception"

@@ -88,7 +88,6 @@ def detection_args(settings: DetectionSettings) -> dict[str, Any]:
         "batch_size": settings.batch_size,
         "audit_prompt": settings.prompt("audit"),
         "structured": settings.structured,
-        "observation": settings.observation,
         **settings.extension_args(),
     }
 
@@ -100,7 +99,6 @@ def detection_plan(
     batch_size: int = DETECTION.batch_size,
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     structured: bool = DETECTION.structured,
-    observation: str = DETECTION.observation,
     image: Callable[[Grid, Pos | None], str] | None = None,
     drawn: bool = True,
     **extensions: object,
@@ -110,7 +108,7 @@ def detection_plan(
     pictures when given, and ``drawn=False`` has the extensions' memory forms send
     stand-ins (the dry run's, which name what an image shows without drawing it);
     ``structured`` goes with a call, not in its prompt, and changes no call."""
-    sight = Sight(modality, observation) if image is None else Sight(modality, observation, image=image)
+    sight = Sight.of("detection", modality, extensions, image)
     values = extension_values("detection", extensions)
     return [
         window_audit(
@@ -128,7 +126,6 @@ def detect(
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     audit_model_role: str = AUDITOR_ROLE,
     structured: bool = DETECTION.structured,
-    observation: str = DETECTION.observation,
     **extensions: object,
 ) -> Solver:
     """Audit the sample's memory store in every detection window.
@@ -139,8 +136,6 @@ def detect(
         audit_prompt: system prompt of every audit batch.
         audit_model_role: model role of the audits; the task's model when unbound.
         structured: send a response schema with every audit call (structured output).
-        observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
-            the holes (the same grid in less text; for large grids).
         **extensions: the detection extensions' axes by name (``spatialstale.protocol``'s
             ``EXTENSIONS``; each its default when absent; a bad name or value is a
             ValueError): how an audit shows its entries (``extension_memory_form``; each
@@ -148,7 +143,7 @@ def detect(
             audit (the prompt asks for it), recorded per window.
     """
 
-    sight = Sight(modality, observation)
+    sight = Sight.of("detection", modality, extensions)
     values = extension_values("detection", extensions)
     fields = verdict_fields("detection", values)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 from inspect_ai.log import transcript
@@ -35,8 +35,6 @@ from spatialstale.protocol import (
     Sight,
     StepRecord,
     answer_config,
-    extension_values,
-    extension_view,
     filter_named,
     navigate_messages,
     read_action,
@@ -150,17 +148,6 @@ class EpisodePlan:
     audits: list[Planned]
 
 
-def _sight(
-    modality: str,
-    observation: str,
-    extensions: Mapping[str, object],
-    image: Callable[[Grid, Pos | None], str] | None = None,
-) -> Sight:
-    """How :func:`navigate` shows the grid: the extensions' view (a bad value raises ValueError)."""
-    sight = Sight(modality, observation, view=extension_view("navigation", extension_values("navigation", extensions)))
-    return sight if image is None else replace(sight, image=image)
-
-
 def _store(state: TaskState, episode: Episode, cost: CallCost) -> None:
     # the cost is counted at the model calls, not by the strategy (``_cost``)
     record = state.store_as(NavigationRecord)
@@ -182,7 +169,6 @@ def navigate(
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     audit_model_role: str = AUDITOR_ROLE,
     structured: bool = NAVIGATION.structured,
-    observation: str = NAVIGATION.observation,
     filter_mode: str = NAVIGATION.filter,
     agent: str = NAVIGATION.agent,
     verify_radius: int = NAVIGATION.verify_radius,
@@ -201,8 +187,6 @@ def navigate(
         selfverify_prompt: system prompt of SelfVerify's single check.
         audit_model_role: model role of the audits; the navigator's model when unbound.
         structured: send a response schema with every audit, SelfVerify and navigation call.
-        observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
-            the holes (the same grid in less text; for large grids).
         filter_mode: how SelfVerify, OMCD and Oracle apply their flags, the name of
             one of ``spatialstale.protocol``'s ``FILTER_MODES`` (the memory seam):
             ``delete`` (the paper) removes a flagged entry from the view; another
@@ -214,13 +198,13 @@ def navigate(
         verify_radius: LocalVerify's reach (Chebyshev distance from the agent).
         **extensions: the navigation extensions' axes by name (``spatialstale.protocol``'s
             ``EXTENSIONS``), each at its default when not given: what of the grid every
-            navigation step and every audit of the episode shows (the observation
-            seam). An unknown name or a bad value raises ValueError.
+            navigation step and every audit of the episode shows, and how its text lists
+            it (the observation seam). An unknown name or a bad value raises ValueError.
     """
     filter_named(filter_mode)  # a bad name fails here, before any model call
     if agent not in NAVIGATOR_NAMES:
         raise ValueError(f"agent must be one of {', '.join(NAVIGATOR_NAMES)}; got {agent!r}")
-    sight = _sight(modality, observation, extensions)
+    sight = Sight.of("navigation", modality, extensions)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
@@ -291,7 +275,6 @@ def navigation_args(settings: NavigationSettings) -> dict[str, Any]:
         "audit_prompt": settings.prompt("audit"),
         "selfverify_prompt": settings.prompt("selfverify"),
         "structured": settings.structured,
-        "observation": settings.observation,
         "filter_mode": settings.filter,
         "agent": settings.agent,
         "verify_radius": settings.verify_radius,
@@ -310,7 +293,6 @@ def episode_plan(
     audit_prompt: str = DEFAULT_AUDIT_PROMPT,
     selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
     structured: bool = NAVIGATION.structured,
-    observation: str = NAVIGATION.observation,
     filter_mode: str = NAVIGATION.filter,
     agent: str = NAVIGATION.agent,
     verify_radius: int = NAVIGATION.verify_radius,
@@ -323,7 +305,7 @@ def episode_plan(
     audits are not known before it runs (none), its view taken as the whole store.
     ``image`` draws the grid's pictures when given (the dry run's stand-in names them);
     ``structured`` goes with a call, not in its prompt, and changes no call."""
-    sight = _sight(modality, observation, extensions, image)
+    sight = Sight.of("navigation", modality, extensions, image)
     shown = sight.for_instance(instance)
     view: tuple[MemoryEntry, ...] | None = instance.memory
     audits: list[Planned] = []

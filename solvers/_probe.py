@@ -139,7 +139,7 @@ def perception_probe(
     perception_prompt: str = DEFAULT_PERCEPTION_PROMPT,
     model_role: str = AUDITOR_ROLE,
     structured: bool = PERCEPTION.structured,
-    observation: str = PERCEPTION.observation,
+    **extensions: object,
 ) -> Solver:
     """Ask for the type of every cell of each observation the detection task shows.
 
@@ -150,11 +150,13 @@ def perception_probe(
         model_role: model role asked; the task's model when unbound. The default is the
             detection task's auditor role, so the probe reads the model that audits.
         structured: send a response schema with every call (structured output).
-        observation: ``full`` lists every cell of the grid, ``holes`` only S, G and
-            the holes (the detection task's ``-T observation``).
+        **extensions: the perception extensions' axes by name (``spatialstale.protocol``'s
+            ``EXTENSIONS``; each its default when absent; a bad name or value is a
+            ValueError): how the grid's text lists it (``observation``, the detection
+            task's ``-T observation``).
     """
 
-    sight = Sight(modality, observation)
+    sight = Sight.of("perception", modality, extensions)
 
     async def probe(model: Model, instance: Instance, grid: Grid, tally: ProbeTally) -> None:
         await probe_grid(

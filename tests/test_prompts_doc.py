@@ -57,7 +57,7 @@ def test_every_prompt_is_documented_verbatim() -> None:
 def test_the_example_call_is_what_the_audit_sends() -> None:
     instance = make_instance(4810, "L2")
     [system, user] = audit_messages(
-        batches_of(instance.memory, 10)[0], instance.initial_grid, instance.start, Sight("text", "full")
+        batches_of(instance.memory, 10)[0], instance.initial_grid, instance.start, Sight("text")
     )
     assert system.text == fill_prompt(documented()["default/audit"], 8)
     assert not isinstance(user.content, str)

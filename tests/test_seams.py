@@ -24,6 +24,7 @@ from spatialstale.protocol import (
     DetectionSettings,
     Extension,
     NavigationSettings,
+    PerceptionSettings,
     TaskParameterError,
     axes_of,
     every_verdict_field,
@@ -39,6 +40,13 @@ MAX_FILES = 6
 """An extension's footprint: the source files outside tests/ and docs/ that name it."""
 
 NAMED_BY = {
+    "holes": {
+        "env/_render.py": "the world's part: the listing of S, G and the holes, and its notes",
+        "env/__init__.py": "env's public names: the listing and its notes (the reference agents read them)",
+        "protocol/_holes.py": "the extension itself",
+        "protocol/_extensions.py": "the registry imports the extension's module, which its name names",
+        "agents/_perception.py": "the reference agents read the listing as a model would (a test double)",
+    },
     "fog": {
         "env/_fog.py": "the world's part: what a radius shows of the grid, and how fogged cells are named",
         "protocol/_fog.py": "the extension itself",
@@ -82,9 +90,10 @@ NAMED_BY = {
 }
 """Where each extension's axes may be named, and why."""
 
-NAMED_AS = {"crops": ("crop",)}
-"""The word that names an extension whose axis is a common word (``memory`` is named
-everywhere; its value ``crops`` names the extension), matched in any letter case."""
+NAMED_AS = {"crops": ("crop",), "holes": ("holes_observation", "holes_note", "observation=holes", "from ._holes")}
+"""The words that name an extension whose axis is a common word, matched in any letter
+case: ``memory`` is named everywhere, its value ``crops`` names the extension;
+``observation`` and ``holes`` are everywhere, the listing's names name it."""
 
 
 MARKS = {
@@ -126,17 +135,17 @@ def test_the_core_names_no_extension(extension: Extension) -> None:
 def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="view_radius must be full or an integer of at least 0; got -1"):
         navigate(view_radius=-1)
-    with pytest.raises(ValueError, match="unknown argument radius; the extensions take view_radius"):
+    with pytest.raises(ValueError, match="unknown argument radius; the extensions take observation, view_radius"):
         navigate(radius=1)
     navigate(view_radius="2")  # read as the task reads it
     with pytest.raises(ValueError, match="memory must be one of text, crops; got 'pictures'"):
         detect(memory="pictures")
-    with pytest.raises(ValueError, match="unknown argument memories; the extensions take memory, edits"):
+    with pytest.raises(ValueError, match="unknown argument memories; the extensions take observation, memory, edits"):
         detect(memories="crops")
     detect(memory="CROPS")  # read as the task reads it
 
 
-@pytest.mark.parametrize("settings", [DetectionSettings, NavigationSettings], ids=lambda s: s.kind)
+@pytest.mark.parametrize("settings", [DetectionSettings, NavigationSettings, PerceptionSettings], ids=lambda s: s.kind)
 def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
     ours = [a.name for axes in extension_axes(settings.kind) for a in axes_of(axes)]
     assert ours, "each task kind with settings has an extension"
@@ -146,7 +155,7 @@ def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
 def test_the_detection_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="edits must be one of true, false"):
         detect(edits="maybe")
-    with pytest.raises(ValueError, match="unknown argument edit; the extensions take memory, edits"):
+    with pytest.raises(ValueError, match="unknown argument edit; the extensions take observation, memory, edits"):
         detect(edit=True)
     detect(edits="true")  # read as the task reads it
 

@@ -45,7 +45,7 @@ async def audit(model: Model, instance: Instance, grid: Grid, modality: str, bat
     memory = instance.memory
     for start in range(0, len(memory), batch_size):
         batch = memory[start : start + batch_size]
-        messages = audit_messages(batch, grid, instance.start, Sight(modality, "full"))
+        messages = audit_messages(batch, grid, instance.start, Sight(modality))
         parsed = parse_audit(await answer(model, messages), [e.id for e in batch])
         assert parsed.error is None and not parsed.unanswered and not parsed.unknown_ids, parsed
         flagged |= parsed.flagged
@@ -53,7 +53,7 @@ async def audit(model: Model, instance: Instance, grid: Grid, modality: str, bat
 
 
 async def selfverify(model: Model, instance: Instance, grid: Grid, modality: str) -> set[str]:
-    messages = selfverify_messages(instance.memory, grid, instance.start, Sight(modality, "full"))
+    messages = selfverify_messages(instance.memory, grid, instance.start, Sight(modality))
     parsed = parse_selfverify(await answer(model, messages), [e.id for e in instance.memory])
     assert parsed.error is None and not parsed.unknown_ids, parsed
     return parsed.flagged
@@ -67,7 +67,7 @@ async def episode(
     env.reset()
     while True:
         messages = navigate_messages(
-            view, env.grid, env.agent, instance.goal, env.max_steps - env.steps, Sight(modality, "full")
+            view, env.grid, env.agent, instance.goal, env.max_steps - env.steps, Sight(modality)
         )
         action = parse_action(await answer(model, messages))
         assert action is not None

@@ -19,14 +19,14 @@ from spatialstale.protocol._crops import Pictures, crops_prompt
 def test_every_crop_reads_back_as_its_entry(size: int) -> None:
     instance = make_instance(default_seeds()[0], "L2", size)
     messages = audit_messages(
-        instance.memory, instance.initial_grid, (0, 0), Sight("vision", "full"), crops_prompt(DEFAULT_AUDIT_PROMPT)
+        instance.memory, instance.initial_grid, (0, 0), Sight("vision"), crops_prompt(DEFAULT_AUDIT_PROMPT)
     )
     assert perceive(messages).memory and not any(m.pictured for m in perceive(messages).memory)
     pictured = audit_messages(
         instance.memory,
         instance.initial_grid,
         (0, 0),
-        Sight("vision", "full"),
+        Sight("vision"),
         crops_prompt(DEFAULT_AUDIT_PROMPT),
         Pictures(instance.g0),
     )
@@ -39,7 +39,7 @@ def test_every_crop_reads_back_as_its_entry(size: int) -> None:
 def test_an_unreadable_crop_gets_the_plain_text_answer() -> None:
     instance = make_instance(default_seeds()[0], "L2")
     messages = audit_messages(
-        instance.memory[:3], instance.initial_grid, (0, 0), Sight("vision", "full"), "", Pictures(instance.g0)
+        instance.memory[:3], instance.initial_grid, (0, 0), Sight("vision"), "", Pictures(instance.g0)
     )
     parts = messages[-1].content
     assert not isinstance(parts, str)
@@ -54,7 +54,7 @@ def test_the_colourblind_agent_reads_a_remembered_hole_as_ice() -> None:
     instance = make_instance(default_seeds()[0], "L2")
     holes = [e for e in instance.memory if e.claim == "DANGER"]
     grid = instance.g0  # nothing changed: every entry holds
-    sight = Sight("both", "full")
+    sight = Sight("both")
     messages = audit_messages(holes, grid, (0, 0), sight, "", Pictures(instance.g0))
     observer = json.loads(AGENTS["observer"].answer(perceive(messages), random.Random(0)))
     blind = json.loads(AGENTS["colourblind"].answer(perceive(messages), random.Random(0)))

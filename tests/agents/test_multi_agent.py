@@ -27,7 +27,7 @@ def test_read_broken_follows_the_told_moves() -> None:
 def test_selfverify_flags_exactly_the_broken_cells(modality: str) -> None:
     for seed in default_seeds()[:3]:
         instance = make_instance(seed, "MA")
-        sight = Sight(modality, "full").for_instance(instance)
+        sight = Sight(modality).for_instance(instance)
         grid = instance.initial_grid
         messages = selfverify_messages(instance.memory, grid, instance.start, sight)
         seen = perceive(messages)
@@ -44,7 +44,7 @@ def test_selfverify_flags_exactly_the_broken_cells(modality: str) -> None:
 
 def test_the_other_agents_cell_reads_as_ice() -> None:
     instance = make_instance(default_seeds()[0], "MA")
-    sight = Sight("vision", "full").for_instance(instance)
+    sight = Sight("vision").for_instance(instance)
     seen = perceive(audit_messages(instance.memory[:10], instance.initial_grid, instance.start, sight))
     assert seen.grid is not None
     end = route_of(instance)[-1]

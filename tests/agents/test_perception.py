@@ -30,7 +30,7 @@ from spatialstale.protocol import (
 from spatialstale.protocol._edits import EDITS_REQUEST
 from spatialstale.protocol._prompts import memory_block, png_data_uri
 
-TEXT = Sight("text", "full")
+TEXT = Sight("text")
 
 SEEDS = default_seeds()[:6]
 
@@ -69,17 +69,14 @@ def test_memory_lines_are_read_in_order() -> None:
 def test_perceive_real_prompts(modality: str) -> None:
     instance = make_instance(SEEDS[1], "L2")
     grid = instance.initial_grid
-    seen = perceive(navigate_messages(instance.memory[:7], grid, (3, 2), instance.goal, 41, Sight(modality, "full")))
+    seen = perceive(navigate_messages(instance.memory[:7], grid, (3, 2), instance.goal, 41, Sight(modality)))
     assert seen.kind is CallKind.NAVIGATE
     assert seen.grid == grid
     assert seen.agent == (3, 2) and seen.goal == (7, 7)
     assert [c.id for c in seen.memory] == [e.id for e in instance.memory[:7]]
     assert seen.source == ("image" if modality == "vision" else "text")
-    assert perceive(audit_messages(instance.memory[:3], grid, (0, 0), Sight(modality, "full"))).kind is CallKind.AUDIT
-    assert (
-        perceive(selfverify_messages(instance.memory, grid, (0, 0), Sight(modality, "full"))).kind
-        is CallKind.SELFVERIFY
-    )
+    assert perceive(audit_messages(instance.memory[:3], grid, (0, 0), Sight(modality))).kind is CallKind.AUDIT
+    assert perceive(selfverify_messages(instance.memory, grid, (0, 0), Sight(modality))).kind is CallKind.SELFVERIFY
 
 
 def test_no_memory_view_lists_nothing() -> None:

@@ -24,7 +24,7 @@ from spatialstale.protocol import (
 
 from ._support import MODALITIES, agent, answer, audit, f1, run, selfverify
 
-TEXT = Sight("text", "full")
+TEXT = Sight("text")
 
 SEEDS = default_seeds()[:4]
 
@@ -146,7 +146,7 @@ def test_prompts_it_cannot_read_get_plain_text() -> None:
         ]
         text = await answer(agent("observer"), no_grid)
         assert parse_audit(text, [instance.memory[0].id]).error is not None
-        no_position = navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, Sight("vision", "full"))
+        no_position = navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, Sight("vision"))
         first = no_position[1]
         assert isinstance(first.content, list)
         no_position[1] = ChatMessageUser(content=first.content[:-1])  # drop the position line

@@ -228,7 +228,9 @@ def test_the_reference_agents_read_the_fogged_observation(modality: str, observa
     grid = instance.initial_grid
     for agent, k in (((0, 0), 1), ((3, 4), 2), ((7, 6), 0), ((5, 5), 3)):
         seen = fog(grid, agent, k)
-        messages = navigate_messages(None, seen, agent, (7, 7), 10, Sight(modality, observation))
+        messages = navigate_messages(
+            None, seen, agent, (7, 7), 10, Sight.of("navigation", modality, {"observation": observation})
+        )
         read = perceive(messages)
         assert read.grid == seen, (agent, k)
         assert read.agent == agent and read.goal == (7, 7)
@@ -319,7 +321,7 @@ def test_the_observer_fills_only_the_cells_it_cannot_see_from_memory() -> None:
     grid = instance.initial_grid
     agent = (3, 3)
     seen = fog(grid, agent, 1)
-    read = perceive(navigate_messages(instance.memory, seen, agent, (7, 7), 10, Sight("text", "full")))
+    read = perceive(navigate_messages(instance.memory, seen, agent, (7, 7), 10, Sight("text")))
     observer = believed_grid(read, trust_memory=False)
     credulous = believed_grid(read, trust_memory=True)
     assert observer is not None and credulous is not None
@@ -333,7 +335,7 @@ def test_the_observer_fills_only_the_cells_it_cannot_see_from_memory() -> None:
                 assert walkable.get(observer[r][c], observer[r][c]) == remembered[(r, c)]
             assert walkable.get(credulous[r][c], credulous[r][c]) == remembered[(r, c)]  # memory wins everywhere
     # without memory the unseen cells stay unknown (walkable to the planner)
-    bare = perceive(navigate_messages(None, seen, agent, (7, 7), 10, Sight("text", "full")))
+    bare = perceive(navigate_messages(None, seen, agent, (7, 7), 10, Sight("text")))
     assert believed_grid(bare, trust_memory=False) == seen
 
 

@@ -168,8 +168,8 @@ def test_probe_reads_the_detection_windows_grids(tmp_path: Path) -> None:
 def test_probe_shows_the_observation_an_audit_shows(modality: str) -> None:
     instance = make_instance(SEED, "L2")
     grid = instance.initial_grid
-    probe = perception_messages([(0, 0), (0, 1)], grid, instance.start, Sight(modality, "full"))[1].content
-    audit = audit_messages(instance.memory[:2], grid, instance.start, Sight(modality, "full"))[1].content
+    probe = perception_messages([(0, 0), (0, 1)], grid, instance.start, Sight(modality))[1].content
+    audit = audit_messages(instance.memory[:2], grid, instance.start, Sight(modality))[1].content
     assert isinstance(probe, list) and isinstance(audit, list)
     shown = [p for p in probe if not (isinstance(p, ContentText) and p.text.lstrip().startswith(CELLS_HEADER))]
     observation = [p for p in audit if not (isinstance(p, ContentText) and p.text.lstrip().startswith("Memory"))]

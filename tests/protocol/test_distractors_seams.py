@@ -51,7 +51,7 @@ def test_the_settings_seam_records_tags_and_refuses_as_before() -> None:
     on = NavigationSettings.read({"distractors": "3", "seeds": str(SEED)})
     assert on.extension_record() == {"distractors": 3, "distractor_bank": "v1"}
     assert on.tags()[-1] == "distractors=3"
-    assert on.extension_args() == {"view_radius": None}  # the solver rebuilds the instance, K included
+    assert on.extension_args() == {"observation": "full", "view_radius": None}  # the instance (K) is rebuilt
     assert [a.name for a in axes_of(NavigationSettings)][-4:] == [
         "view_radius",
         "agent",

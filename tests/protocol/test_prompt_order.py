@@ -26,7 +26,7 @@ from spatialstale.protocol import (
 from spatialstale.protocol._prompts import AUDIT_SCHEMA, grid_listing, png_data_uri
 from tests.scripted import without_tokens
 
-BOTH = Sight("both", "full")
+BOTH = Sight("both")
 
 INSTANCE = make_instance(4810, "L2", 8)
 GRID = INSTANCE.final_grid
@@ -41,7 +41,7 @@ def _parts(messages: list[Any]) -> list[Any]:
 @pytest.mark.parametrize("modality", ["text", "vision", "both"])
 def test_audit_and_selfverify_show_the_observation_before_the_entries(modality: str) -> None:
     for build in (audit_messages, selfverify_messages):
-        parts = _parts(build(INSTANCE.memory[:10], GRID, INSTANCE.start, Sight(modality, "full")))
+        parts = _parts(build(INSTANCE.memory[:10], GRID, INSTANCE.start, Sight(modality)))
         entries = parts[-1]
         # a block after the first starts on a new line: providers join parts with no separator
         assert isinstance(entries, ContentText) and entries.text.startswith("\nMemory entries:")
@@ -70,7 +70,7 @@ def test_every_block_after_the_first_starts_on_a_new_line() -> None:
 
 
 def test_navigation_keeps_memory_before_the_observation_and_position_last() -> None:
-    parts = _parts(navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, Sight("text", "full")))
+    parts = _parts(navigate_messages(INSTANCE.memory, GRID, (0, 0), (7, 7), 50, Sight("text")))
     assert isinstance(parts[0], ContentText) and parts[0].text.startswith("Memory entries:")
     assert parts[0].cache_breakpoint
     assert isinstance(parts[-1], ContentText) and parts[-1].text.startswith("\nPosition:")

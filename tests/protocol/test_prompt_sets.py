@@ -32,7 +32,7 @@ from spatialstale.protocol import (
 )
 from spatialstale.protocol._prompt_sets import HASH_LENGTH, prompt_set_metadata
 
-TEXT = Sight("text", "full")
+TEXT = Sight("text")
 
 SETS = list(PROMPT_SETS.values())
 KINDS = {

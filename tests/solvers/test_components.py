@@ -28,7 +28,7 @@ def _run(strategy: str) -> ToolRun:
     context = StrategyContext(
         instance=instance,
         auditor=get_model("spatialstale/observer"),
-        sight=Sight("text", "full"),
+        sight=Sight("text"),
         batch_size=10,
         audit_prompt="",
         selfverify_prompt="",

@@ -430,7 +430,7 @@ def test_dry_run_cached_tokens_are_the_prompts_shared_prefix() -> None:
     assert window.grid == grid
     calls = audit_calls(window, Meter())
     batches = [instance.memory[i : i + 10] for i in range(0, len(instance.memory), 10)]
-    prompts = [prompt_parts(audit_messages(b, grid, instance.start, Sight("text", "full"))) for b in batches]
+    prompts = [prompt_parts(audit_messages(b, grid, instance.start, Sight("text"))) for b in batches]
     # measured from the built prompts, whatever their order
     meter = Meter()
     expected = sum(meter.shared(a, b) for a, b in itertools.pairwise(prompts))
