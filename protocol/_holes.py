@@ -17,7 +17,7 @@ from typing import Any
 from spatialstale.env import Grid, Pos, holes_observation
 
 from ._axes import axis
-from ._seams import Extension, View
+from ._seams import Extension, View, WholeGrid
 
 NAME = "observation"
 VALUE = "holes"
@@ -40,20 +40,11 @@ class HolesAxes:
 
 
 @dataclass(frozen=True)
-class HolesListing:
+class HolesListing(WholeGrid):
     """The whole grid, listed as S, G and the holes (every other cell stated to be F)."""
-
-    def seen(self, grid: Grid, agent: Pos) -> Grid:
-        return grid
 
     def listing(self, grid: Grid, agent: Pos) -> str | None:
         return holes_observation(grid, agent)
-
-    def step_note(self, position: Pos) -> str | None:
-        return None
-
-    def record(self) -> dict[str, object]:
-        return {}
 
 
 HOLES_LISTING = HolesListing()
