@@ -56,9 +56,6 @@ class HolesExtension(Extension):
     kinds: tuple[str, ...] = ("detection", "navigation", "perception")
     axes: type = HolesAxes
 
-    def solver_args(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {NAME: values[NAME]}
-
     def view(self, values: Mapping[str, Any]) -> View | None:
         return HOLES_LISTING if values.get(NAME) == VALUE else None
 

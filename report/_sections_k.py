@@ -110,11 +110,11 @@ def _shown(column: ReportColumn, part: pd.DataFrame) -> str:
 @dataclass(frozen=True)
 class Compared:
     """One row of an extension's table: the runs of one cell with its axis away from the
-    paper's value, the same cell's runs at the paper's value, and the keys both share."""
+    paper's value (``part``), the keys it shares with the same cell at the paper's value,
+    and the comparison of the two as shown."""
 
     keys: dict[str, object]
     part: pd.DataFrame
-    base: pd.DataFrame
     seeds: int
     runs: str
     delta: str
@@ -145,7 +145,7 @@ def _detection_rows(det: pd.DataFrame, axis: str, links: Links) -> list[Compared
         delta, p = _paired(part, base, "f1")
         shown = link(_mean_ci(part.f1), links.href(log_of(runs, **keys))) + cut_of(part)
         base_mean = _mean_ci(base.f1) if not base.empty else MISSING
-        out.append(Compared(keys, part, base, part.seed.nunique(), shown, delta, p, base_mean))
+        out.append(Compared(keys, part, part.seed.nunique(), shown, delta, p, base_mean))
     return out
 
 
@@ -164,7 +164,7 @@ def _navigation_rows(nav: pd.DataFrame, axis: str, links: Links) -> list[Compare
             source = log_of(runs, **keys, strategy=strategy)
             shown = link(_mean_ci(rates.death, as_pct=True), links.href(source)) + cut_of(part)
             base_mean = _mean_ci(base_rates.death, as_pct=True) if not base.empty else MISSING
-            row = Compared({**keys, "strategy": strategy}, part, base, len(rates), shown, delta, p, base_mean)
+            row = Compared({**keys, "strategy": strategy}, part, len(rates), shown, delta, p, base_mean)
             out.append(row)
     return out
 
