@@ -28,6 +28,7 @@ the agents stay deterministic.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -41,14 +42,21 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolInfo
 
-from spatialstale.env import Action, Grid, Pos, shortest_path
+from spatialstale.env import Action, Cell, Grid, Pos, entry_text, shortest_path
 from spatialstale.protocol import MOVE_NAME, NO_MEMORY_ANSWER, RECALL_NAME
 
-from ._perception import UNKNOWN_CELL, Perception, perceive, read_memory, with_holes
+from ._perception import UNKNOWN_CELL, MemoryClaim, Perception, perceive, read_memory, with_holes
 from ._policies import ACTION_ORDER, BeliefAgent, ColourBlindAgent, Policy, RandomAgent, not_understood, plan_action
 
 _OBSERVATION_MARK = "Position: ("
 """Every message that shows the agent's situation ends with the position line."""
+
+OVER_BUDGET_MARK = "no more calls before a move"
+"""How a tool error says the calls between two moves are spent."""
+
+MEMORY_TOOL = "memory"
+_LISTED = re.compile(r"^(/memories/\S+)$", re.M)
+_NUMBERED = re.compile(r"^\s*\d+\t(.*)$")
 
 
 def latest_observation(messages: Sequence[ChatMessage]) -> Perception | None:
@@ -98,7 +106,7 @@ def recalled(messages: Sequence[ChatMessage]) -> Recalled:
         if not isinstance(message, ChatMessageTool) or message.function != RECALL_NAME:
             continue
         if message.error is not None:
-            refused = refused or message.error.type == "limit"
+            refused = refused or OVER_BUDGET_MARK in message.error.message
             continue
         call = calls.get(message.tool_call_id or "")
         if call is None:
@@ -193,6 +201,8 @@ def tool_turn(
         grid = with_holes(tuple(row.replace("H", "F") for row in grid), seen.broken)
         seen = replace(seen, grid=grid)
     trust_memory = isinstance(policy, BeliefAgent) and policy.trust_memory
+    if MEMORY_TOOL in names:
+        return memory_turn(seen, agent, goal, messages, turn, trust_memory=trust_memory)
     if RECALL_NAME in names:
         action, cells = planned_turn(seen, agent, goal, messages, trust_memory=trust_memory)
         if action is None:
@@ -217,3 +227,86 @@ def tool_output(
             )
         ],
     )
+
+
+@dataclass(frozen=True)
+class MemoryRead:
+    """What the conversation's memory tool calls showed: the files listed, and each
+    file's lines as last viewed, with whether that view came after the latest observation."""
+
+    listed: tuple[str, ...] | None
+    lines: dict[str, list[str]]
+    fresh: frozenset[str]
+
+
+def memory_read(messages: Sequence[ChatMessage]) -> MemoryRead:
+    """Read every ``memory`` view of the conversation, in order."""
+    calls = _calls_by_id(messages)
+    listed: tuple[str, ...] | None = None
+    lines: dict[str, list[str]] = {}
+    fresh: set[str] = set()
+    for message in messages:
+        if isinstance(message, ChatMessageTool | ChatMessageUser) and _OBSERVATION_MARK in message.text:
+            fresh = set()
+        if not isinstance(message, ChatMessageTool) or message.function != MEMORY_TOOL or message.error is not None:
+            continue
+        call = calls.get(message.tool_call_id or "")
+        if call is None or call.arguments.get("command") != "view":
+            continue
+        path = str(call.arguments.get("path", ""))
+        if path.rstrip("/") == "/memories":
+            listed = tuple(_LISTED.findall(message.text))
+            continue
+        body = message.text.split("\n")[1:]
+        lines[path] = [m.group(1) for line in body if (m := _NUMBERED.match(line))]
+        fresh.add(path)
+    return MemoryRead(listed, lines, frozenset(fresh))
+
+
+def _repair(line: str, claim: MemoryClaim, cell: str) -> str:
+    """``line`` rewritten to the truth the observation shows (the protocol's words)."""
+    text = entry_text(claim.pos, Cell(cell))
+    return f"[{claim.id}] {text}" if line.lstrip().startswith("[") else text
+
+
+def memory_turn(
+    seen: Perception, agent: Pos, goal: Pos, messages: Sequence[ChatMessage], turn: int, *, trust_memory: bool
+) -> tuple[str, list[ToolCall]]:
+    """A belief agent's turn with its memory tool: it lists ``/memories`` once, views each
+    file once after every observation, then moves. The credulous agent plans on what
+    memory says and never changes it; the observer plans on what it sees (memory's word
+    only where it cannot see) and rewrites every line it sees lie, in the same turn."""
+    read = memory_read(messages)
+    if read.listed is None:
+        return "Looking at my memory.", [_call(MEMORY_TOOL, turn, 0, command="view", path="/memories")]
+    stale_views = [p for p in read.listed if p not in read.fresh]
+    if stale_views:
+        calls = [_call(MEMORY_TOOL, turn, i, command="view", path=p) for i, p in enumerate(stale_views)]
+        return f"Reading {len(calls)} memory file(s).", calls
+    claims: dict[Pos, str | None] = {}
+    repairs: list[ToolCall] = []
+    for path in read.listed:
+        for line in read.lines.get(path, []):
+            for claim in read_memory(line):
+                claims[claim.pos] = claim.claim
+                cell = seen.cell(claim.pos)
+                lies = (claim.claim == "SAFE" and cell == "H") or (claim.claim == "DANGER" and cell == "F")
+                if lies and not trust_memory:
+                    fixed = _repair(line, claim, cell)
+                    claims[claim.pos] = "DANGER" if cell == "H" else "SAFE"
+                    repairs.append(
+                        _call(
+                            MEMORY_TOOL,
+                            turn,
+                            len(repairs),
+                            command="str_replace",
+                            path=path,
+                            old_str=line,
+                            new_str=fixed,
+                        )
+                    )
+    memory = Recalled(claims, frozenset(claims), refused=False, empty=not claims)
+    action = plan_action(believed_map(seen, memory, trust_memory=trust_memory, optimistic=False), agent, goal)
+    move = _call(MOVE_NAME, turn, len(repairs), direction=action.name.lower())
+    said = f"Repairing {len(repairs)} memory line(s), then moving {action.name.lower()}." if repairs else None
+    return said or f"Moving {action.name.lower()}.", [*repairs, move]

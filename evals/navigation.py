@@ -7,8 +7,8 @@ from inspect_ai.log import HeadlineMetric
 
 from spatialstale.env import MASTER_SEED, N_DEFAULT_SEEDS
 from spatialstale.evals._dataset import navigation_samples
-from spatialstale.protocol import DEFAULT_PROMPTS, NavigationSettings
-from spatialstale.scorers import episode_outcome
+from spatialstale.protocol import DEFAULT_PROMPTS, NavigationSettings, navigator
+from spatialstale.scorers import NAVIGATION_METRICS, episode_outcome, extension_metrics
 from spatialstale.solvers import freeze_startup_heap, navigate, navigation_args
 
 VERSION = 5
@@ -151,6 +151,10 @@ def navigation(
         dataset=navigation_samples(settings),
         solver=navigate(**navigation_args(settings)),
         scorer=episode_outcome(),
+        # an agent that keeps its memory adds the memory's rates (after the others)
+        metrics=[*NAVIGATION_METRICS, *extension_metrics("navigation", "strategy", ["memory"])]
+        if navigator(settings.agent).channel == "files"
+        else None,
         version=VERSION,
         epochs=Epochs(settings.episodes),
         metadata=settings.task_metadata(),

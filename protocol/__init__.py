@@ -18,6 +18,21 @@ strategies) are ``spatialstale.solvers``; the scorers and the reference agents r
 only what is here.
 """
 
+from ._agent_memory import (
+    DEFAULT_MEMORY_PROMPT,
+    LABELS,
+    MEMORY_FILE,
+    MEMORY_NAVIGATOR,
+    MEMORY_TOOL_INSTANCE,
+    NAVIGATE_MEMORY,
+    Claims,
+    Judgment,
+    MemorySnapshot,
+    judge,
+    label,
+    memory_files,
+    read_claims,
+)
 from ._answers import (
     ActionParse,
     AuditParse,
@@ -60,7 +75,8 @@ from ._extensions import (
     verdict_fields,
 )
 from ._measures import MEAN, POOLED, SAMPLES, SD, Combined, Count, Measure, Rate, TaskMetric
-from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
+from ._navigators import ENTRY_POINT_GROUP as NAVIGATOR_GROUP
+from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, AgentNavigator, installed_navigators, navigator
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -160,6 +176,7 @@ __all__ = [
     "CALL_KINDS",
     "CALL_KIND_KEY",
     "DEFAULT_AUDIT_PROMPT",
+    "DEFAULT_MEMORY_PROMPT",
     "DEFAULT_NAVIGATE_PROMPT",
     "DEFAULT_PERCEPTION_PROMPT",
     "DEFAULT_PROMPTS",
@@ -174,13 +191,19 @@ __all__ = [
     "FILTERS",
     "FILTER_MODES",
     "GRID",
+    "LABELS",
     "MEAN",
+    "MEMORY_FILE",
+    "MEMORY_NAVIGATOR",
+    "MEMORY_TOOL_INSTANCE",
     "MODALITIES",
     "MOVE_NAME",
+    "NAVIGATE_MEMORY",
     "NAVIGATE_SCHEMA",
     "NAVIGATE_TOOLS",
     "NAVIGATION",
     "NAVIGATORS",
+    "NAVIGATOR_GROUP",
     "NAVIGATOR_NAMES",
     "NO_MEMORY_ANSWER",
     "OUTCOMES",
@@ -197,11 +220,13 @@ __all__ = [
     "TOOL_NAVIGATOR",
     "WHOLE_GRID",
     "ActionParse",
+    "AgentNavigator",
     "AuditMarks",
     "AuditParse",
     "AuditResult",
     "Axis",
     "CallCost",
+    "Claims",
     "Combined",
     "Count",
     "DetectionRecord",
@@ -211,8 +236,10 @@ __all__ = [
     "Extension",
     "FilterMode",
     "GridSettings",
+    "Judgment",
     "Measure",
     "MemoryForm",
+    "MemorySnapshot",
     "NavigationRecord",
     "NavigationSettings",
     "Navigator",
@@ -266,6 +293,10 @@ __all__ = [
     "extension_wrong_results",
     "fill_prompt",
     "filter_named",
+    "installed_navigators",
+    "judge",
+    "label",
+    "memory_files",
     "navigate_messages",
     "navigator",
     "no_entry_answer",
@@ -279,6 +310,7 @@ __all__ = [
     "prompt_hash",
     "read_action",
     "read_audit",
+    "read_claims",
     "read_memory_picture",
     "read_perception",
     "read_selfverify",

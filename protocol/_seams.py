@@ -539,6 +539,13 @@ class Navigator(Protocol):
     @property
     def call_kind(self) -> str: ...
 
+    @property
+    def channel(self) -> str:
+        """How it reads memory: ``prompt`` (the view in every call's prompt), ``recall``
+        (a ``recall`` tool over the view) or ``files`` (Inspect's ``memory()`` tool,
+        seeded with the view: the agent keeps it)."""
+        ...
+
     def system_prompt(self) -> str | None:
         """The settings stage: its default navigation prompt; None: the prompt set's."""
         ...
@@ -559,6 +566,7 @@ class PromptNavigator:
     name: str = "prompt"
     help: str = "prompt (one call a step, memory in the prompt: the paper)"
     call_kind: str = "navigate"
+    channel: str = "prompt"
 
     def system_prompt(self) -> str | None:
         return None

@@ -62,7 +62,7 @@ from ._extensions import (
     extension_tags,
     settings_bases,
 )
-from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, navigator
+from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, agent_name, navigator
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
@@ -184,6 +184,18 @@ def prompt_text(value: object, name: str) -> str:
 def named(value: object) -> str:
     """A value's part of a sample id: ``-unknown``."""
     return f"-{value}"
+
+
+def agent_id(value: object) -> str:
+    """A navigator's part of a sample id: ``-tools``; a user's agent by its function's
+    name (``-scout`` for ``my_agents:scout``)."""
+    chosen = navigator(str(value))
+    return f"-{getattr(chosen, 'id_part', chosen.name)}"
+
+
+REAUDITING = ("omcd", "oracle", "localverify")
+"""The built-in strategies whose view changes during an episode (re-audits after a change
+of the world, or audits near the agent at every step)."""
 
 
 def tag_regimes(value: tuple[str, ...]) -> str:
@@ -464,10 +476,11 @@ class _NavigationBody(*settings_bases("navigation"), _NavigationHead):  # type: 
     agent: str = axis(
         NAVIGATORS[0].name,
         "the navigator: " + " or ".join(n.help for n in NAVIGATORS),
+        read=agent_name,
         values=NAVIGATOR_NAMES,
         title="agent",
         flag="--agents",
-        in_id=named,
+        in_id=agent_id,
         recorded=True,
     )
     verify_radius: int = axis(
@@ -484,6 +497,40 @@ class NavigationSettings(*settings_bases("navigation", last=True), _NavigationBo
 
     kind: ClassVar[str] = "navigation"
     prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.check_agent_memory()
+
+    def check_agent_memory(self) -> None:
+        """An agent that keeps its memory is seeded with the strategy's view once, at the
+        start: a strategy whose view changes during an episode (a re-audit after the world
+        changes, LocalVerify's audit at every step) would overwrite what the agent wrote,
+        so it is refused with a regime that changes the world during the episode (one
+        line, before any model call; the study skips the combination)."""
+        chosen = navigator(self.agent)
+        if chosen.channel != "files":
+            return
+        changing = [s for s in self.strategies if s in REAUDITING]
+        if "localverify" in changing:
+            raise TaskParameterError(
+                f"strategies: localverify audits at every step, which would overwrite the memory agent {self.agent} "
+                "keeps; choose nomemory, nofilter, selfverify, omcd or oracle"
+            )
+        online = [r for r in self.regime if self._changes_during(r)]
+        if changing and online:
+            raise TaskParameterError(
+                f"strategies: {', '.join(changing)} re-audit(s) when the world changes during the episode "
+                f"({', '.join(online)}), which would overwrite the memory agent {self.agent} keeps; "
+                "run them with a regime that changes the world before the episode (L1, L2), or choose nomemory, "
+                "nofilter or selfverify"
+            )
+
+    def _changes_during(self, regime: str) -> bool:
+        try:
+            return any(make_instance(seed, regime, self.size).schedule for seed in self.seeds)
+        except RegimeError:
+            return False  # check_draws reports the regime's own error
 
     @classmethod
     def set_prompt(cls, prompt_set: PromptSet, kind: str, values: Mapping[str, Any]) -> str:

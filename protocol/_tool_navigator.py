@@ -53,6 +53,7 @@ class ToolNavigator:
     name: str = NAME
     help: str = f"{NAME} (move and recall tools)"
     call_kind: str = NAVIGATE_TOOLS
+    channel: str = "recall"
 
     def system_prompt(self) -> str | None:
         return DEFAULT_TOOLS_PROMPT

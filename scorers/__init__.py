@@ -12,6 +12,7 @@ from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
 from ._rates import COUNTS, METRICS, SCORE_RATES, metrics_markdown
 from ._scorers import (
     DETECTION_METRICS,
+    NAVIGATION_METRICS,
     claims_from_g0,
     episode_outcome,
     extension_metrics,
@@ -22,6 +23,7 @@ __all__ = [
     "COUNTS",
     "DETECTION_METRICS",
     "METRICS",
+    "NAVIGATION_METRICS",
     "SAMPLES",
     "SCORE_RATES",
     "Combined",

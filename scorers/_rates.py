@@ -50,6 +50,33 @@ def _extension_metrics(task: str) -> tuple[TaskMetric, ...]:
     return tuple(m for scores in extension_scores(task).values() for m in scores.metrics)
 
 
+# navigation, an agent that keeps its memory (the memory navigator): the episode's last
+# judgment of its memory files (``spatialstale.protocol``'s ``_agent_memory``)
+MEMORY_COUNTS = (
+    Count("memory_seeded", "seeded entries", "a cell entry the memory was seeded with"),
+    Count("memory_seeded_stale", "seeded entries", "a seeded entry stale against the grid at the end"),
+    Count("memory_seeded_valid", "seeded entries", "a seeded entry valid against the grid at the end"),
+    Count("memory_lie_kept", "seeded entries", "a stale seeded entry whose old claim is still the only one made"),
+    Count("memory_repaired", "seeded entries", "a stale seeded entry whose cell memory now claims the truth of (only)"),
+    Count("memory_removed", "seeded entries", "a seeded entry whose cell memory no longer makes any claim about"),
+    Count("memory_corrupted", "seeded entries", "a valid seeded entry whose cell memory now claims the opposite of"),
+    Count("memory_kept_valid", "seeded entries", "a valid seeded entry whose claim is still the only one made"),
+    Count("memory_conflicted", "seeded entries", "a seeded entry whose cell memory claims both safe and dangerous"),
+    Count("memory_added", "added cells", "a cell not seeded that memory now makes a claim about"),
+    Count("memory_added_false", "added cells", "an added cell whose claim is false against the grid"),
+    Count("memory_unplaced", "clauses", "a clause of the memory files that names no cell"),
+    Count("memory_unreadable", "clauses", "a clause naming a cell whose claim cannot be read (none, or both)"),
+)
+MEMORY_RATES = (
+    Rate("lies_kept_rate", ("memory_lie_kept",), ("memory_seeded_stale",)),
+    Rate("repaired_rate", ("memory_repaired",), ("memory_seeded_stale",)),
+    Rate("removed_rate", ("memory_removed",), ("memory_seeded",)),
+    Rate("corrupted_rate", ("memory_corrupted",), ("memory_seeded_valid",)),
+    Rate("conflicted_rate", ("memory_conflicted",), ("memory_seeded",)),
+    Rate("added_false_rate", ("memory_added_false",), ("memory_added",)),
+)
+"""The rates of the memory an agent keeps, each of two counts of one unit, in [0, 1]."""
+
 COUNTS: dict[str, dict[str, Count]] = {
     "detection": _counts(
         Count("tp", "cell judgments", "a stale cell entry flagged stale (each window judges every cell entry)"),
@@ -95,6 +122,7 @@ COUNTS: dict[str, dict[str, Count]] = {
         Count("audit_unparseable", "audit calls", "a call of a kept audit whose answer held no readable verdict"),
         Count("audit_model_calls", "audit calls", "an audit model call of the episode, whichever strategy made it"),
         Count(SAMPLES, "samples", "a sample: one episode"),
+        *MEMORY_COUNTS,
     ),
     "perception": _counts(
         Count("cells", "cell readings", "a cell of an observation asked about (n² every observation)"),
@@ -176,6 +204,7 @@ METRICS: dict[str, tuple[TaskMetric, ...]] = {
         TaskMetric("audit_unparseable_rate", _pooled("audit_unparseable_rate", "audit_unparseable", "audit_calls")),
         # last, so a log's first metric (its score in the log list) is still ``success``
         TaskMetric("audit_calls", _pooled("audit_calls", "audit_model_calls", SAMPLES, bounded=False)),
+        *(TaskMetric(rate.name, rate, only="memory") for rate in MEMORY_RATES),
     ),
     "perception": (
         TaskMetric("accuracy", ACCURACY, MEAN),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, cast
 
 from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
@@ -13,7 +13,9 @@ from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, e
 
 from . import _metrics as m
 from ._pure import Confusion, detection_breakdown
-from ._rates import METRICS, sample_rates
+from ._rates import MEMORY_COUNTS, METRICS, sample_rates
+
+MEMORY_KEYS = tuple(c.key.removeprefix("memory_") for c in MEMORY_COUNTS)
 
 """Episode outcomes; ``limit`` is an episode ended early by a sample limit."""
 
@@ -27,6 +29,28 @@ def claims_from_g0(g0: list[str], cell_ids: list[str] | None = None) -> dict[str
     n = len(g0)
     ids = cell_ids or [entry_id((r, c), n) for r in range(n) for c in range(n)]
     return {ids[r * n + c]: ("DANGER" if g0[r][c] == "H" else "SAFE") for r in range(n) for c in range(n)}
+
+
+def memory_counts(navigated: Mapping[str, Any] | None) -> dict[str, int]:
+    """The score values of the memory an agent kept (its last judgment), ``memory_``
+    before each count; none for a navigator that keeps no memory of its own."""
+    memory = (navigated or {}).get("memory")
+    if not isinstance(memory, Mapping):
+        return {}
+    judged = memory.get("judged") or {}
+    return {f"memory_{key}": int(judged.get(key, 0)) for key in MEMORY_KEYS}
+
+
+def memory_clause(value: Mapping[str, Any]) -> str:
+    """The explanation's clause on the memory an agent kept: its lies kept and repaired."""
+    if "memory_seeded" not in value:
+        return ""
+    return (
+        f"; memory: {value['memory_lie_kept']} of {value['memory_seeded_stale']} stale entries kept, "
+        f"{value['memory_repaired']} repaired, {value['memory_removed']} removed, "
+        f"{value['memory_corrupted']} of {value['memory_seeded_valid']} valid corrupted, "
+        f"{value['memory_added_false']} of {value['memory_added']} added claims false"
+    )
 
 
 def missing(what: str) -> RuntimeError:
@@ -125,7 +149,11 @@ def stale_f1() -> Scorer:
     return score
 
 
-@scorer(metrics=task_metrics("navigation", "strategy", within="regime"))
+NAVIGATION_METRICS = task_metrics("navigation", "strategy", within="regime")
+"""The navigation task's metrics in the paper's protocol (no agent memory)."""
+
+
+@scorer(metrics=NAVIGATION_METRICS)
 def episode_outcome() -> Scorer:
     """One episode's outcome: success, death, timeout or limit, with steps and reward.
 
@@ -172,6 +200,7 @@ def episode_outcome() -> Scorer:
             "navigation_tokens": cost.navigation_tokens,
         }
         value |= {f"{key}_steps": steps if outcome == key else 0 for key in OUTCOMES}
+        value |= memory_counts(episode.navigated)
         died = episode.died_at
         ambiguous, unreadable = value["ambiguous"], value["unreadable"]
         return Score(
@@ -184,6 +213,7 @@ def episode_outcome() -> Scorer:
                 + f"; {episode.fallbacks} fallback(s)"
                 + (f" ({ambiguous} ambiguous, {unreadable} unreadable)" if episode.fallbacks else "")
                 + (f"; ended early: {episode.limit}" if episode.limit else "")
+                + memory_clause(value)
             ),
             # the episode as the log holds it, and what its model calls cost
             metadata=episode.to_dict() | {"cost": cost.to_dict()},

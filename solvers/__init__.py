@@ -1,19 +1,19 @@
 """The agent loops: the batched audit, the detection windows, the perception probe, the
 navigators and the memory strategies they ask for a view; and beside each loop, the
 plan of the calls it makes (``detection_plan``, ``episode_plan``), which the dry run
-measures.
+measures. Every navigator but the paper's is an Inspect agent (``_agents``).
 
 What the loops ask, show and read (the settings, the prompts, the answer readers, the
 records they hand the scorers) is the protocol, ``spatialstale.protocol``.
 """
 
+from ._agents import AgentRun, Rules, ToolCounts, call_budget, episode_tools, memory_tool, play_agent
 from ._audit import AuditPlan, SelfVerifyPlan, batched_audit, selfverify_audit
 from ._batches import batches_of, n_batches
 from ._detection import detect, detection_args, detection_plan
 from ._episode import ConversationPlan
 from ._heap import freeze_startup_heap
 from ._navigation import EpisodePlan, StepsPlan, episode_plan, navigate, navigation_args, run_episode
-from ._navigators import NavigatorLoop, navigator_loop
 from ._probe import perception_probe
 from ._sample import AUDITOR_ROLE
 from ._strategies import (
@@ -30,29 +30,34 @@ __all__ = [
     "AUDITOR_ROLE",
     "FILTERING",
     "STRATEGIES",
+    "AgentRun",
     "AuditPlan",
     "ConversationPlan",
     "EpisodePlan",
     "LocalVerify",
     "MemoryStrategy",
-    "NavigatorLoop",
+    "Rules",
     "SelfVerifyPlan",
     "StepsPlan",
     "StrategyContext",
+    "ToolCounts",
     "batched_audit",
     "batches_of",
+    "call_budget",
     "detect",
     "detection_args",
     "detection_plan",
     "detection_windows",
     "episode_plan",
+    "episode_tools",
     "freeze_startup_heap",
     "make_strategy",
+    "memory_tool",
     "n_batches",
     "navigate",
     "navigation_args",
-    "navigator_loop",
     "perception_probe",
+    "play_agent",
     "run_episode",
     "selfverify_audit",
 ]

@@ -19,6 +19,7 @@ from spatialstale.env import (
     MemoryEntry,
     Pos,
     greedy_action,
+    make_instance,
 )
 from spatialstale.protocol import (
     DEFAULT_AUDIT_PROMPT,
@@ -26,7 +27,6 @@ from spatialstale.protocol import (
     DEFAULT_SELFVERIFY_PROMPT,
     NAVIGATE_SCHEMA,
     NAVIGATION,
-    NAVIGATOR_NAMES,
     ActionParse,
     CallCost,
     Episode,
@@ -37,12 +37,13 @@ from spatialstale.protocol import (
     answer_config,
     filter_named,
     navigate_messages,
+    navigator,
     read_action,
 )
 
+from ._agents import AgentRun, check_agent, conversation_plan, play_agent
 from ._cost import counting, record_call
 from ._episode import ConversationPlan, step_table, take_step
-from ._navigators import navigator_loop
 from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
 from ._strategies import STRATEGIES, MemoryStrategy, Planned, StrategyContext, make_strategy
 
@@ -191,10 +192,11 @@ def navigate(
             one of ``spatialstale.protocol``'s ``FILTER_MODES`` (the memory seam):
             ``delete`` (the paper) removes a flagged entry from the view; another
             may keep it without its claim. NoMemory and NoFilter ignore it.
-        agent: the navigator (``spatialstale.protocol``'s ``NAVIGATORS``): ``prompt``
-            (one call per step, the memory view in the prompt: the paper) or another
-            navigator's loop (``_navigators``). ``navigate_prompt`` is the system
-            prompt of any.
+        agent: the navigator (``spatialstale.protocol``'s ``navigator``): ``prompt``
+            (one call per step, the memory view in the prompt: the paper), a built-in
+            agent (``tools``, ``memory``) or a user's (``module:function``), each an
+            Inspect agent run once an episode (``_agents``). ``navigate_prompt`` is the
+            system prompt of the paper's navigator and the built-in agents.
         verify_radius: LocalVerify's reach (Chebyshev distance from the agent).
         **extensions: the navigation extensions' axes by name (``spatialstale.protocol``'s
             ``EXTENSIONS``), each at its default when not given: what of the grid every
@@ -202,9 +204,10 @@ def navigate(
             it (the observation seam). An unknown name or a bad value raises ValueError.
     """
     filter_named(filter_mode)  # a bad name fails here, before any model call
-    if agent not in NAVIGATOR_NAMES:
-        raise ValueError(f"agent must be one of {', '.join(NAVIGATOR_NAMES)}; got {agent!r}")
+    chosen = navigator(agent)
     sight = Sight.of("navigation", modality, extensions)
+    # a user's function that raises or returns no agent fails here too
+    check_agent(chosen, make_instance(2024, "none", 4), sight)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
@@ -229,18 +232,19 @@ def navigate(
         shown = sight.for_instance(env.instance)  # MA: the other agent's route in every observation
         # kept as they grow, so an episode a sample limit ends is recorded as far as it went
         records: list[StepRecord] = []
-        loop = navigator_loop(agent)
+        runs: list[AgentRun] = []  # the agent's run, kept to record an episode a limit ends
         try:
-            if loop is not None:
-                episode = await loop.play(
+            if chosen.channel != "prompt":
+                episode = await play_agent(
                     state,
                     env,
                     strategy,
-                    get_model(),
+                    chosen,
                     sight=shown,
                     prompt=navigate_prompt,
-                    structured=structured,
                     records=records,
+                    run_holder=runs,
+                    cost=cost,
                 )
             else:
                 episode = await run_episode(
@@ -254,7 +258,10 @@ def navigate(
                 )
         except limit_errors() as ex:
             # A sample limit ends the episode early: it is scored as outcome "limit".
-            navigated = loop.record() if loop is not None else None
+            navigated = None
+            if runs:
+                runs[0].snapshot("end")
+                navigated = runs[0].navigated(chosen.name)
             episode = Episode.interrupted(
                 env, strategy.audits, records, limit_reason(ex), sight.view.record(), navigated
             )
@@ -322,9 +329,10 @@ def episode_plan(
             verify_radius=verify_radius,
         )
         view, audits = STRATEGIES[strategy](context).plan(max_steps)
-    loop = navigator_loop(agent)
-    if loop is not None:
-        return EpisodePlan(loop.plan(instance, sight=shown, prompt=navigate_prompt, max_steps=max_steps), audits)
+    chosen = navigator(agent)
+    if chosen.channel != "prompt":
+        plan = conversation_plan(chosen, instance, sight=shown, prompt=navigate_prompt, max_steps=max_steps)
+        return EpisodePlan(plan, audits)
     goal = instance.goal
 
     def messages(step: int) -> list[ChatMessage]:

@@ -113,6 +113,15 @@ MATRIX: tuple[Entry, ...] = (
     nav("nav-unknown-fog", regime="L3", strategies=ALL_STRATEGIES, filter="unknown", view_radius=1),
     nav("nav-vision-fog", "colourblind", regime="L2", strategies="nofilter,omcd", modality="vision", view_radius=2),
     nav("nav-tools", regime="L2,L3", strategies=ALL_STRATEGIES, agent="tools"),
+    nav(
+        "nav-tools-credulous",
+        "credulous",
+        {"auditor": "observer"},
+        regime="L1,L3",
+        strategies=ALL_STRATEGIES,
+        agent="tools",
+        seeds=SEEDS,
+    ),
     nav("nav-tools-unknown-random", "random", regime="L3", strategies="omcd,nomemory", agent="tools", filter="unknown"),
     nav("nav-tools-limit", options={"message_limit": 12}, regime="L2", strategies="nofilter,omcd", agent="tools"),
     nav(

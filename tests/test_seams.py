@@ -76,9 +76,13 @@ NAMED_BY = {
         "protocol/_tool_navigator.py": "the navigator itself: its prompt, tool names, recall answers, dry-run notes",
         "protocol/_navigators.py": "the registry of navigators (-T agent), the only place in protocol that names them",
         "protocol/__init__.py": "the public names the loop and the reference agents share (tools' names, answers)",
-        "solvers/_tools.py": "its loop: the conversation, the move and recall tools, their rules, its dry-run plan",
-        "solvers/_navigators.py": "the registry of loops, the only place in solvers that names them",
+        "solvers/_agents.py": "the agent navigators' one path: the move and recall tools, the rules, the plan",
         "agents/_tools.py": "the reference agents' answers to its turns (a test double beside the product)",
+    },
+    "memory": {
+        "protocol/_agent_memory.py": "the navigator itself: its prompt, its files, how its claims are read and judged",
+        "protocol/_navigators.py": "the registry of navigators (-T agent), the only place in protocol that names them",
+        "protocol/__init__.py": "the public names the agents' path and the scorers share",
     },
     "unknown": {
         "protocol/_filter_modes.py": "the filter mode itself: UnknownEntry and its line",
@@ -106,6 +110,7 @@ MARKS = {
         "MOVE_NAME",
         "ToolLoop",
     ),
+    "memory": ("MEMORY_NAVIGATOR", "DEFAULT_MEMORY_PROMPT", "NAVIGATE_MEMORY", "agent=memory"),
     "unknown": ("UnknownEntry", "filter=unknown", "UNKNOWN (flagged", "_filter_modes"),
 }
 """What names each navigator (``-T agent``) and filter mode (``-T filter``) other than the
@@ -200,7 +205,7 @@ def test_the_agent_axis_is_the_registry_of_navigators() -> None:
     names = tuple(n.name for n in NAVIGATORS)
     assert NAVIGATORS[0] is PROMPT_NAVIGATOR and NAVIGATION.agent == PROMPT_NAVIGATOR.name
     assert next(a for a in axes_of(NavigationSettings) if a.name == "agent").values == names
-    with pytest.raises(ValueError, match=f"agent must be one of {', '.join(names)}; got 'chat'"):
+    with pytest.raises(ValueError, match=f"agent must be one of {', '.join(names)}, or module:function; got 'chat'"):
         navigate(agent="chat")
     with pytest.raises(ValueError, match="agent must be one of"):
         navigator("chat")

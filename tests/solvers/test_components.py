@@ -18,12 +18,12 @@ from spatialstale.evals._dataset import grid_samples
 from spatialstale.protocol import PerceptionSettings, Sight
 from spatialstale.scorers import perception_accuracy
 from spatialstale.solvers import StrategyContext, make_strategy, perception_probe
-from spatialstale.solvers._tools import ToolRun, move_tool, recall_tool
+from spatialstale.solvers._agents import AgentRun, move_tool, recall_tool
 
 from ..conftest import run_eval
 
 
-def _run(strategy: str) -> ToolRun:
+def _run(strategy: str) -> AgentRun:
     instance = make_instance(4810, "L1", 8)
     context = StrategyContext(
         instance=instance,
@@ -37,7 +37,7 @@ def _run(strategy: str) -> ToolRun:
     )
     env = DynamicFrozenLakeEnv(instance=instance, max_steps=20)
     env.reset()
-    run = ToolRun(env, make_strategy(strategy, context), sight=context.sight, records=[])
+    run = AgentRun(env, make_strategy(strategy, context), sight=context.sight, records=[], channel="recall")
     asyncio.run(run.refresh())
     return run
 
