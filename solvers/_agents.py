@@ -28,7 +28,9 @@ the budget is spent falls back too, ``stalled``); several moves in one turn run 
 (``move`` and ``recall`` are serial tools) and calls after the end get
 ``the episode is over``; unknown tools and bad arguments get Inspect's tool error back.
 A user's agent that returns while the episode is still on ends it there, as a timeout
-(``returned_early`` in its counts). A sample limit ends the episode as for every
+(``returned_early`` in its counts); once the episode is over, the agent's next model
+call is refused (a message limit of the suite's, set to 0 then), so an agent that does
+not know to stop is stopped. A sample limit ends the episode as for every
 navigator (outcome ``limit``).
 
 Why ``on_continue`` and not a loop of our own: it is react()'s own hook for what follows a
@@ -61,7 +63,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, ToolError, ToolResult, memory, tool
 from inspect_ai.tool._tools._memory import MemoryStore  # no public read of the tool's files: see _read_files
-from inspect_ai.util import LimitExceededError, span, store_as
+from inspect_ai.util import Limit, LimitExceededError, message_limit, span, store_as
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, Instance, MemoryEntry, Pos, cell_at, greedy_action
 from spatialstale.protocol import (
@@ -255,6 +257,8 @@ class AgentRun:
         self.limit: LimitExceededError | None = None
         """A sample limit an audit hit inside a tool, raised again once the agent returns."""
         self.memory: AgentMemory | None = None
+        self.stop: Limit | None = None
+        """The limit the agent runs under that ends it once the episode is over."""
 
     @property
     def over(self) -> bool:
@@ -300,6 +304,10 @@ class AgentRun:
         taken = take_step(self.env, self.view, action, parsed=parsed, reading=reading, answer=answer)
         self.reward, self.terminated, self.truncated = taken.reward, taken.terminated, taken.truncated
         self.records.append(taken.record)
+        if self.over and self.stop is not None:
+            # the episode is over: the agent's next model call is refused (a user's agent
+            # may not know to stop; the built-in agents' rules stop them first)
+            self.stop.limit = 0
         how = "move call" if parsed else "**fallback** (greedy; no move called)"
         recalled = self.recalled if self.channel == "recall" else None
         transcript().info(step_table(taken.record, self.sight.view, how=how, recalled=recalled), source="navigation")
@@ -579,8 +587,14 @@ async def play_agent(
     state.messages = opening(own_prompt, env.instance.size, chosen.call_kind, run.situation())
     agent_state = AgentState(messages=state.messages)
     try:
-        async with span(name=chosen.name, type="agent"):
-            agent_state = await agent(agent_state)
+        with message_limit(None) as stop:
+            run.stop = stop
+            try:
+                async with span(name=chosen.name, type="agent"):
+                    agent_state = await agent(agent_state)
+            except LimitExceededError as ex:
+                if ex.source is not stop:
+                    raise
     finally:
         state.messages = agent_state.messages
         run.counts.count_conversation(state.messages)
