@@ -124,13 +124,15 @@ def navigation(
             (``(r,c)=?`` in the listing, grey in the image, with a line stating the
             rule). Oracle still knows the truth. Sample ids name the radius
             (``L2-omcd-r1-s4810``); task and sample metadata record it (None = full).
-        agent: the navigator (``spatialstale.protocol``'s ``NAVIGATORS``). ``prompt``
-            (the paper): one call per step with the memory view in the prompt;
-            ``tools``: one conversation per episode with ``move`` and ``recall`` tools
-            (docs/tool-navigator.md). Same step budget and scoring. A navigator
-            other than ``prompt`` has its own system prompt (a prompt set's
-            navigation prompt is for ``prompt``); ``navigate_prompt`` overrides
-            it. Sample ids name it (``L2-omcd-tools-s4810``).
+        agent: the navigator. ``prompt`` (the paper): one call per step with the memory
+            view in the prompt; ``tools``: a ``react()`` agent with ``move`` and
+            ``recall`` tools (docs/tool-navigator.md); ``memory``: a ``react()`` agent
+            with Inspect's memory tool, seeded with the view, its lies kept and repaired
+            scored; ``module:function`` (or an installed short name): your function of
+            the episode's tools returning an Inspect agent (docs/agents.md). Same step
+            budget and scoring. The built-in agents have their own system prompt
+            (``navigate_prompt`` overrides it). Sample ids name the navigator
+            (``L2-omcd-tools-s4810``).
         verify_radius: LocalVerify's reach: before each step it audits the entries
             within this Chebyshev distance of the agent not yet checked against the
             current grid (integer >= 0, default 1). Other strategies ignore it.

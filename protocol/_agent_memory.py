@@ -114,6 +114,7 @@ class Claims:
     cells: Mapping[Pos, frozenset[str]]
     unplaced: int = 0
     unreadable: int = 0
+    clauses: int = 0
 
     def about(self, pos: Pos) -> frozenset[str]:
         return self.cells.get(pos, frozenset())
@@ -122,12 +123,13 @@ class Claims:
 def read_claims(files: Mapping[str, str], size: int) -> Claims:
     """Every claim about a cell in ``files`` (path -> text), read clause by clause."""
     cells: dict[Pos, set[str]] = {}
-    unplaced = unreadable = 0
+    unplaced = unreadable = clauses = 0
     for path in sorted(files):
         for line in files[path].splitlines():
             for clause in _CLAUSES.split(line):
                 if not clause.strip():
                     continue
+                clauses += 1
                 named = [m for m in _CELL.finditer(clause) if int(m.group(1)) < size and int(m.group(2)) < size]
                 if not named:
                     unplaced += 1
@@ -140,7 +142,7 @@ def read_claims(files: Mapping[str, str], size: int) -> Claims:
                     said = cells.setdefault((int(m.group(1)), int(m.group(2))), set())
                     if claim:
                         said.add(claim)
-    return Claims({pos: frozenset(said) for pos, said in cells.items()}, unplaced, unreadable)
+    return Claims({pos: frozenset(said) for pos, said in cells.items()}, unplaced, unreadable, clauses)
 
 
 def _truth(grid: Grid, pos: Pos) -> str:
@@ -214,6 +216,7 @@ def judge(seeded: Iterable[MemoryEntry], files: Mapping[str, str], grid: Grid, s
         "added_true": len(added_true),
         "added_false": len(added_false),
         "added": len(added_true) + len(added_false),
+        "clauses": claims.clauses,
         "unplaced": claims.unplaced,
         "unreadable": claims.unreadable,
     }

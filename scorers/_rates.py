@@ -64,6 +64,7 @@ MEMORY_COUNTS = (
     Count("memory_conflicted", "seeded entries", "a seeded entry whose cell memory claims both safe and dangerous"),
     Count("memory_added", "added cells", "a cell not seeded that memory now makes a claim about"),
     Count("memory_added_false", "added cells", "an added cell whose claim is false against the grid"),
+    Count("memory_clauses", "clauses", "a clause of the memory files (a line, split at ; and at a sentence's end)"),
     Count("memory_unplaced", "clauses", "a clause of the memory files that names no cell"),
     Count("memory_unreadable", "clauses", "a clause naming a cell whose claim cannot be read (none, or both)"),
 )
@@ -72,8 +73,11 @@ MEMORY_RATES = (
     Rate("repaired_rate", ("memory_repaired",), ("memory_seeded_stale",)),
     Rate("removed_rate", ("memory_removed",), ("memory_seeded",)),
     Rate("corrupted_rate", ("memory_corrupted",), ("memory_seeded_valid",)),
+    Rate("kept_valid_rate", ("memory_kept_valid",), ("memory_seeded_valid",)),
     Rate("conflicted_rate", ("memory_conflicted",), ("memory_seeded",)),
     Rate("added_false_rate", ("memory_added_false",), ("memory_added",)),
+    Rate("unplaced_rate", ("memory_unplaced",), ("memory_clauses",)),
+    Rate("unreadable_rate", ("memory_unreadable",), ("memory_clauses",)),
 )
 """The rates of the memory an agent keeps, each of two counts of one unit, in [0, 1]."""
 

@@ -29,8 +29,9 @@ the budget is spent falls back too, ``stalled``); several moves in one turn run 
 ``the episode is over``; unknown tools and bad arguments get Inspect's tool error back.
 A user's agent that returns while the episode is still on ends it there, as a timeout
 (``returned_early`` in its counts); once the episode is over, the agent's next model
-call is refused (a message limit of the suite's, set to 0 then), so an agent that does
-not know to stop is stopped. A sample limit ends the episode as for every
+call is refused (a token limit of the suite's around the agent, lowered then to the
+tokens it has used; limits stack, so the sample's own still apply), so an agent that
+does not know to stop is stopped. A sample limit ends the episode as for every
 navigator (outcome ``limit``).
 
 Why ``on_continue`` and not a loop of our own: it is react()'s own hook for what follows a
@@ -44,7 +45,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from copy import copy
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from inspect_ai.agent import Agent, AgentState, is_agent, react
 from inspect_ai.event import ModelEvent
@@ -63,7 +64,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, ToolError, ToolResult, memory, tool
 from inspect_ai.tool._tools._memory import MemoryStore  # no public read of the tool's files: see _read_files
-from inspect_ai.util import Limit, LimitExceededError, message_limit, span, store_as
+from inspect_ai.util import LimitExceededError, span, store_as, token_limit
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, Instance, MemoryEntry, Pos, cell_at, greedy_action
 from spatialstale.protocol import (
@@ -226,6 +227,16 @@ def _seed_files(files: dict[str, str]) -> None:
     store.seeding_complete = True
 
 
+class _Stop(Protocol):
+    """The limit the agent runs under that stops it once the episode is over (Inspect's
+    token limit: its usage, and its limit, which can be lowered)."""
+
+    @property
+    def usage(self) -> float: ...
+
+    limit: int | None
+
+
 class AgentRun:
     """The state of one agent-played episode: the world, the memory view, the counts and
     the memory the agent keeps. The episode's tools call into it."""
@@ -257,7 +268,7 @@ class AgentRun:
         self.limit: LimitExceededError | None = None
         """A sample limit an audit hit inside a tool, raised again once the agent returns."""
         self.memory: AgentMemory | None = None
-        self.stop: Limit | None = None
+        self.stop: _Stop | None = None
         """The limit the agent runs under that ends it once the episode is over."""
 
     @property
@@ -307,7 +318,7 @@ class AgentRun:
         if self.over and self.stop is not None:
             # the episode is over: the agent's next model call is refused (a user's agent
             # may not know to stop; the built-in agents' rules stop them first)
-            self.stop.limit = 0
+            self.stop.limit = int(self.stop.usage)
         how = "move call" if parsed else "**fallback** (greedy; no move called)"
         recalled = self.recalled if self.channel == "recall" else None
         transcript().info(step_table(taken.record, self.sight.view, how=how, recalled=recalled), source="navigation")
@@ -587,7 +598,7 @@ async def play_agent(
     state.messages = opening(own_prompt, env.instance.size, chosen.call_kind, run.situation())
     agent_state = AgentState(messages=state.messages)
     try:
-        with message_limit(None) as stop:
+        with token_limit(None) as stop:
             run.stop = stop
             try:
                 async with span(name=chosen.name, type="agent"):

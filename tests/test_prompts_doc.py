@@ -9,6 +9,7 @@ from pathlib import Path
 from spatialstale.env import make_instance
 from spatialstale.protocol import (
     CALL_KINDS,
+    DEFAULT_MEMORY_PROMPT,
     DEFAULT_PROMPTS,
     DEFAULT_TOOLS_PROMPT,
     PROMPT_SETS,
@@ -41,6 +42,7 @@ def expected() -> dict[str, str]:
     for name, prompt_set in PROMPT_SETS.items():
         texts.update({f"{name}/{kind}": text for kind, text in prompt_set.overrides.items()})
     texts["tools"] = DEFAULT_TOOLS_PROMPT
+    texts["memory"] = DEFAULT_MEMORY_PROMPT
     texts["edits"] = EDITS_REQUEST.removeprefix("\n")
     texts["crops"] = CROPS_NOTE
     return texts

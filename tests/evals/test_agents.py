@@ -29,7 +29,7 @@ pytestmark = pytest.mark.xdist_group("agents")
 
 SEEDS = "625,1247"
 AGENTS = textwrap.dedent(
-    '''
+    """
     from inspect_ai.agent import Agent, AgentState, agent, react
 
     TITLE = "scouts"
@@ -72,7 +72,7 @@ AGENTS = textwrap.dedent(
 
     def crashes(tools):
         return crasher()
-    '''
+    """
 )
 
 
@@ -148,7 +148,7 @@ def test_the_observer_repairs_every_lie_it_sees(memory_logs: dict[str, EvalLog])
         assert value["memory_repaired"] == value["memory_seeded_stale"], sample.id
         stale += int(value["memory_seeded_stale"])
         record = episode_log(sample)["memory"]
-        assert [s["when"] for s in record["snapshots"]][0] == "start"
+        assert next(s["when"] for s in record["snapshots"]) == "start"
         assert record["snapshots"][-1]["when"] == "end"
     assert stale > 0
     metrics = {k: v.value for s in log.results.scores for k, v in s.metrics.items()}  # type: ignore[union-attr]
@@ -195,7 +195,7 @@ def test_a_users_react_agent_navigates(user_module: str, tmp_path: Path) -> None
         record = episode_log(sample)
         assert record["agent"] == f"{user_module}:scout"
         assert record["tools"]["recalls"] > 0
-        outcomes[sample.metadata["strategy"]] = outcomes.get(sample.metadata["strategy"], []) + [record["outcome"]]
+        outcomes[sample.metadata["strategy"]] = [*outcomes.get(sample.metadata["strategy"], []), record["outcome"]]
         # the agent's own system prompt, not the suite's
         assert sample.messages[0].role == "system" and "Reach the goal; avoid holes." in sample.messages[0].text
     assert "death" in outcomes["nofilter"] and set(outcomes["omcd"]) == {"success"}

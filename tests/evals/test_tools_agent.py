@@ -189,7 +189,9 @@ def test_vision_observations_reach_the_tool_navigator(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["tool", "prompt,tools", 3])
 def test_a_bad_agent_fails_before_any_call(value: object, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(TaskParameterError, match=r"agent must be one of prompt, tools, memory, or module:function; got"):
+    with pytest.raises(
+        TaskParameterError, match=r"agent must be one of prompt, tools, memory, or module:function; got"
+    ):
         navigation(agent=value)  # type: ignore[arg-type]
     assert capsys.readouterr().err.strip().startswith("agent must be one of prompt, tools")
 

@@ -130,14 +130,14 @@ def test_view_radii_read_full_and_integers(tmp_path: Path, capsys: pytest.Captur
     [
         # the messages are the tasks' own: one vocabulary for -T and the study
         ("--filters", "delete,erase", "filter must be one of delete, unknown; got 'erase'"),
-        ("--agents", "prompt,react", "agent must be one of prompt, tools; got 'react'"),
+        ("--agents", "prompt,react", "agent must be one of prompt, tools, memory, or module:function; got 'react'"),
         ("--view-radii", "full,-1", "view_radius must be full or an integer of at least 0; got '-1'"),
         ("--view-radii", "1.5", "view_radius must be full or an integer of at least 0; got '1.5'"),
         ("--view-radii", "near", "view_radius must be full or an integer of at least 0; got 'near'"),
         # the -T names spell the same options
         ("--view-radius", "-2", "view_radius must be full or an integer of at least 0; got '-2'"),
         ("--filter", "delete,erase", "filter must be one of delete, unknown; got 'erase'"),
-        ("--agent", "react", "agent must be one of prompt, tools; got 'react'"),
+        ("--agent", "react", "agent must be one of prompt, tools, memory, or module:function; got 'react'"),
         ("--prompt-sets", "default,terse", "prompt_set must be one of default, no_rule, warned, minimal; got 'terse'"),
         (
             "--filters",
