@@ -414,6 +414,9 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
         print(f"  ... and {len(accounting.missing) - MISSING_SHOWN} more")
+    # Inspect's eval set absorbs Ctrl-C and leaves the running tasks' logs cancelled
+    if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
+        interrupted = signal.SIGINT
     # a study that stopped cancelled what was running: the true cause is those cells'
     because = {
         "gave up": f"the study gave up: {stopped}",
@@ -432,9 +435,6 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"  {_count(n, 'cell')} missing: {cause}")
     if len(causes) > CAUSES_SHOWN:
         print(f"  ... and {len(causes) - CAUSES_SHOWN} other causes")
-    # Inspect's eval set absorbs Ctrl-C and leaves the running tasks' logs cancelled
-    if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
-        interrupted = signal.SIGINT
     what = f"interrupted ({interrupted.name})" if interrupted is not None else "incomplete"
     if stopped is not None and interrupted is None:
         what = "stopped"

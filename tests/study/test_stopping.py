@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from spatialstale.agents._faults import CALLS
 from spatialstale.study._cli import main
+from spatialstale.study._run import GIVE_UP_AFTER
 from tests.study.test_faults import FAULTY, MATRIX, PLAIN_SHELL, SCRIPT, _per_sample, fault_free  # noqa: F401
 from tests.study.test_study import _last_line, wait_until_midway
 
@@ -81,9 +83,13 @@ def _resume(tmp_path: Path, lines: list[str]) -> str:
 @pytest.mark.slow
 def test_in_the_background_a_study_on_a_broken_provider_stops(tmp_path: Path) -> None:
     argv = [*MATRIX, "--model", FAULTY, "-M", "non_retryable=1", "--log-dir", "logs"]
-    started = time.monotonic()
     script, pid = _background(tmp_path, argv)
+    deadline = time.monotonic() + 300
+    while "study: giving up: " not in _read(tmp_path / "out.txt") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    gave_up = time.monotonic()
     status = _finish(script, pid, timeout=300)
+    assert time.monotonic() - gave_up < 60
     text = (tmp_path / "out.txt").read_text()
     lines = text.splitlines()
     assert status == 1, text[-3000:]
@@ -91,10 +97,22 @@ def test_in_the_background_a_study_on_a_broken_provider_stops(tmp_path: Path) ->
     assert any(line.startswith("study: giving up: 20 sample attempts in a row failed") for line in lines), text
     assert "CancelledError" not in text
     assert _last_line(text).startswith("study stopped: 2 of 2 task logs missing in logs; resume with: ")
-    assert time.monotonic() - started < 240
-    # no call after giving up: the logs hold at most the attempts that failed before it, and
-    # those cancelled in flight
     assert re.search(r"  2 cells missing: the study gave up: 20 sample attempts", text), text
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def test_giving_up_makes_no_further_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # every call rejected: a sample attempt is its first call, or an audit's first batches
+    # (7 at once at n = 8, B = 10), so the calls are those of the attempts that failed before
+    # the study gave up and of those in flight when it did (4 samples at most); a study that
+    # went on after giving up would rerun each sample up to 121 times
+    CALLS.clear()
+    assert main(["study", *MATRIX, "--model", FAULTY, "-M", "non_retryable=1", "--log-dir", str(tmp_path)]) == 1
+    assert sum(CALLS.values()) <= (GIVE_UP_AFTER + 4) * 7, CALLS
+    assert "study: giving up: 20 sample attempts in a row failed" in capsys.readouterr().out
 
 
 def _interrupted(tmp_path: Path, sig: signal.Signals, prefix: str = "") -> list[str]:
