@@ -233,3 +233,12 @@ def test_a_study_stops_when_its_reruns_run_out(tmp_path: Path, capsys: pytest.Ca
     assert re.search(r"study: stopping: 4 sample attempts failed, more than the 3 reruns allowed \(--max-reruns\)", out)
     assert "  1 cell missing: the reruns ran out: 4 sample attempts failed" in out
     assert _last_line(out).startswith("study stopped: 1 of 1 task logs missing")
+
+
+@pytest.mark.parametrize("value", ["-1", "many", "2.5"])
+def test_a_bad_reruns_count_fails_in_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["study", "--model", FAULTY, "--max-reruns", value, "--dry-run"])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith(f"expected a whole number of 0 or more; got {value!r}")
