@@ -406,7 +406,8 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     superseded = ""
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
-    if accounting.complete and interrupted is None and stopped is None:
+    # a budget reached by the last calls leaves nothing missing: the study is complete
+    if accounting.complete and interrupted is None:
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
