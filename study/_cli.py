@@ -92,6 +92,26 @@ def _sizes(items: Sequence[str] | None) -> list[int] | None:
     return out
 
 
+def _dollars(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number > 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected an amount of US dollars above 0 (e.g. 50); got {value!r}")
+    return number
+
+
+def _count_of(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more; got {value!r}")
+    return number
+
+
 def _positive(value: str) -> int:
     try:
         number = int(value)
@@ -217,6 +237,21 @@ def _study_options(study: argparse.ArgumentParser) -> None:
         "--dry-run", action="store_true", help="print samples, calls, token and cost estimates; run nothing"
     )
     study.add_argument(
+        "--max-cost",
+        type=_dollars,
+        metavar="USD",
+        help="a budget for the whole study: it stops, exit 1, once its calls cost this many dollars at the prices "
+        "the dry run uses (--model-cost-config, Inspect's model data, built-in list prices); a model without a "
+        "price is refused",
+    )
+    study.add_argument(
+        "--max-reruns",
+        type=_count_of,
+        metavar="N",
+        help="stop, exit 1, once more than N sample attempts have failed (default: 10 a sample of the study, "
+        "at least 100)",
+    )
+    study.add_argument(
         "--latency",
         type=float,
         metavar="SECONDS",
@@ -302,11 +337,15 @@ _MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from ._estimate import check_models, format_plan, plan, read_prices
+    from ._estimate import budget_line, check_models, format_plan, plan, read_prices, register_prices, study_prices
     from ._run import (
+        DEFAULT_RERUNS_PER_SAMPLE,
+        MIN_DEFAULT_RERUNS,
         SIGNAL_EXIT,
+        Limits,
         StudyStopped,
         account,
+        default_reruns,
         interrupts_as_keyboard,
         retry_summary,
         run_options,
@@ -315,24 +354,43 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     study = _study_from(args)
     prices = read_prices(args.model_cost_config) if args.model_cost_config else {}
+    # every price before any call: a budget that cannot be counted is refused
+    limits = Limits(
+        max_cost=args.max_cost,
+        prices=study_prices(study, prices) if args.max_cost is not None else {},
+        max_reruns=args.max_reruns,
+    )
     if args.dry_run:
         check_models([*study.models, *([study.auditor] if study.auditor else [])])
-    print(format_plan(study, plan(study), prices, latency=args.latency))
+    rows = plan(study)
+    print(format_plan(study, rows, prices, latency=args.latency))
     print(retry_summary(run_options(study)))
+    records = sum(cell.spec.records for cell in study.cells)
+    reruns = args.max_reruns if args.max_reruns is not None else default_reruns(records)
+    default = (
+        ""
+        if args.max_reruns is not None
+        else f" ({DEFAULT_RERUNS_PER_SAMPLE} a sample record, at least {MIN_DEFAULT_RERUNS}; --max-reruns N)"
+    )
+    print(f"Reruns: the study stops once more than {reruns:,} sample attempts have failed{default}.")
+    if args.max_cost is not None:
+        print(budget_line(args.max_cost, rows, prices))
     if args.dry_run:
         return 0
     print()
+    register_prices(prices)
     resume = f"{_command()} {shlex.join(argv)}"
     # said first, for a study that stops without a last word (kill -9, a reboot)
     print(f"study: if it stops, this command resumes it: {resume}", flush=True)
-    stopped: str | None = None
+    stopped: StudyStopped | None = None
     with interrupts_as_keyboard() as received:
         try:
-            run_study(study, display=args.display, resume=resume)
+            run_study(study, display=args.display, resume=resume, limits=limits)
         except StudyStopped as error:
-            stopped = str(error)
+            stopped = error
         except KeyboardInterrupt:  # Ctrl-C that Inspect passed on (SIGTERM/SIGHUP are in received)
-            received.append(signal.SIGINT)
+            if not received:
+                received.append(signal.SIGINT)
         except Exception as error:
             # Inspect's own prerequisite errors (no API key, a bad option) carry a
             # ``message`` meant for the terminal: shown on one line. Anything else is a bug.
@@ -348,6 +406,7 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     superseded = ""
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
+    # a budget reached by the last calls leaves nothing missing: the study is complete
     if accounting.complete and interrupted is None:
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
@@ -356,19 +415,39 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
         print(f"  ... and {len(accounting.missing) - MISSING_SHOWN} more")
-    # a study that gave up cancelled what was running: its reason is those cells' cause
-    gave_up = {"cancelled": f"the study gave up: {stopped}"} if stopped else {}
-    causes = Counter(gave_up.get(missing.state, missing.cause) for missing in accounting.missing).most_common()
+    # Inspect's eval set absorbs Ctrl-C and leaves the running tasks' logs cancelled
+    if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
+        interrupted = signal.SIGINT
+    # a study that stopped cancelled what was running: the true cause is those cells'
+    because = {
+        "gave up": f"the study gave up: {stopped}",
+        "budget": f"the budget ran out: {stopped}",
+        "reruns": f"the reruns ran out: {stopped}",
+    }
+    if stopped is not None:
+        reason = because[stopped.kind]
+    elif interrupted is not None:
+        reason = f"cancelled: the study was interrupted ({interrupted.name})"
+    else:
+        reason = ""
+    cause_of = {"cancelled": reason} if reason else {}
+    causes = Counter(cause_of.get(missing.state, missing.cause) for missing in accounting.missing).most_common()
     for cause, n in causes[:CAUSES_SHOWN]:
         print(f"  {_count(n, 'cell')} missing: {cause}")
     if len(causes) > CAUSES_SHOWN:
         print(f"  ... and {len(causes) - CAUSES_SHOWN} other causes")
-    # Inspect's eval set absorbs Ctrl-C and leaves the running tasks' logs cancelled
-    if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
-        interrupted = signal.SIGINT
     what = f"interrupted ({interrupted.name})" if interrupted is not None else "incomplete"
     if stopped is not None and interrupted is None:
         what = "stopped"
+    if stopped is not None and stopped.kind == "budget" and interrupted is None:
+        larger = 2 * float(args.max_cost)
+        command = f"{_command()} {shlex.join(_with_option(argv, '--max-cost', f'{larger:g}'))}"
+        print(
+            f"study stopped at its budget: {stopped}; {len(accounting.missing)} of {len(study.cells)} task logs "
+            f"missing in {where}; resume with a larger one (a resume spends from $0 and reruns only what is "
+            f"missing): {command}"
+        )
+        return 1
     print(
         f"study {what}: {len(accounting.missing)} of {len(study.cells)} task logs missing in {where}; "
         f"resume with: {resume}"
@@ -376,6 +455,23 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if interrupted is not None:
         return SIGNAL_EXIT[interrupted]
     return 1
+
+
+def _with_option(argv: Sequence[str], flag: str, value: str) -> list[str]:
+    """``argv`` with ``flag``'s value (``--flag V`` or ``--flag=V``) set to ``value``."""
+    out: list[str] = []
+    skip = False
+    for item in argv:
+        if skip:
+            skip = False
+            continue
+        if item == flag:
+            skip = True
+            continue
+        if item.startswith(flag + "="):
+            continue
+        out.append(item)
+    return [*out, flag, value]
 
 
 def _demo(args: argparse.Namespace) -> int:

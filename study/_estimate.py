@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from inspect_ai.model import ModelCost, ModelUsage, compute_model_cost, get_model_info
+from inspect_ai.model import ModelCost, ModelInfo, ModelUsage, compute_model_cost, get_model_info, set_model_info
 
 from spatialstale.env import CELL_PX, make_instance
 from spatialstale.protocol import NavigationSettings, dry_run_notes, extension_instance, navigator
@@ -577,3 +577,54 @@ def format_plan(
     agents = dict.fromkeys(spec.settings.agent for spec in specs if isinstance(spec.settings, NavigationSettings))
     out += [note for agent in agents if (note := navigator(agent).dry_run_note()) is not None]
     return "\n".join(out)
+
+
+def study_prices(study: Study, prices: Prices) -> dict[str, ModelCost]:
+    """The price of every model the study calls (its models, the auditor, the models
+    of ``--model-role``), as the dry run finds them (:func:`price_of`), by the name its
+    calls report.
+
+    Raises:
+        ValueError: for a model without a price, in one line (a budget it could not count).
+    """
+    names = [*study.models, *([study.auditor] if study.auditor else [])]
+    for role in (study.model_roles or {}).values():
+        names += [str(model) for model in (role if isinstance(role, list) else [role])]
+    found: dict[str, ModelCost] = {}
+    for name in dict.fromkeys(names):
+        price = price_of(name, prices)
+        if price is None:
+            raise ValueError(
+                f"--max-cost: no price is known for {name}, so its calls could not be counted against the budget; "
+                "give one with --model-cost-config FILE ($ per million tokens)"
+            )
+        found[name] = price[0]
+    return found
+
+
+def budget_line(budget: float, rows: Sequence[PlanRow], prices: Prices) -> str:
+    """The dry run's line on ``--max-cost``: the budget against the estimate."""
+    costs = [_row_cost(row, prices) for row in rows]
+    estimate = sum(cost or 0.0 for cost in costs)
+    unpriced = "" if all(cost is not None for cost in costs) else " (rows without a price not counted)"
+    if estimate > budget:
+        verdict = f"the study would stop at ~{100 * budget / estimate:.0f}% of its calls; resume with a larger budget"
+    else:
+        verdict = f"{100 * estimate / budget:.0f}% of it: reruns and longer answers have the rest"
+    return (
+        f"Budget: ${budget:,.2f} (--max-cost) against an estimate of ~${estimate:,.2f}{unpriced}: {verdict}. "
+        "Past the budget no sample starts and those in flight are cancelled (docs/study.md, Budget)."
+    )
+
+
+def register_prices(prices: Prices) -> None:
+    """Give Inspect the ``--model-cost-config`` price of each model its database does
+    not know (a local server, a plug-in provider): Inspect's own reading of the file
+    (``set_model_cost``) accepts only models it knows, and refuses the run otherwise."""
+    for model, price in prices.items():
+        try:
+            known = get_model_info(model) is not None
+        except Exception:  # an unknown provider: not in the database either
+            known = False
+        if not known:
+            set_model_info(model, ModelInfo(cost=price))

@@ -14,14 +14,23 @@ hangs is abandoned and retried.
 While a study runs, an Inspect hook (:class:`StudyHooks`, public ``inspect_ai.hooks``)
 reports progress (a line per finished task, one per failure with the provider's
 message, and a count of the samples done at growing intervals: :class:`Progress`),
-and takes the first interrupt: it says at once that the samples in flight are being
-cancelled, silences the console for the rest of the run (Inspect's per-task retry
-hints and its closing "Completed all tasks" line would contradict the study's own
-verdict), and a second interrupt exits at once with the study's resume command.
+adds up what the calls cost (``--max-cost``) and counts the failed sample attempts
+(``--max-reruns``), and takes the first interrupt: it says at once that the samples in
+flight are being cancelled, silences the console for the rest of the run (Inspect's
+per-task retry hints and its closing "Completed all tasks" line would contradict the
+study's own verdict), and a second interrupt exits at once with the study's resume
+command.
+
+A study stops itself (it gives up, its budget or its reruns run out, SIGTERM or SIGHUP
+arrive) by cancelling the eval's own task group, the one Inspect's eval runs in and
+cancels itself when it ends: Inspect then cancels the samples in flight, starts no
+other, writes every log as ``cancelled`` and returns, as after Ctrl-C. No signal is
+sent, so a process started with SIGINT ignored (``&`` in a script) stops the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -31,13 +40,20 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
 
 import rich
 from inspect_ai import eval_set
+
+# the task group an eval runs in, which the eval cancels itself as it ends (eval_async);
+# Inspect has no public handle on it
+from inspect_ai._util.background import background_task_group
 from inspect_ai.event import Event, ModelEvent
 from inspect_ai.hooks import (
     Hooks,
@@ -60,7 +76,7 @@ from inspect_ai.log import (
     read_eval_log_sample,
     read_eval_log_sample_summaries,
 )
-from inspect_ai.model import ModelRoles
+from inspect_ai.model import ModelCost, ModelRoles, compute_model_cost
 from inspect_ai.util import DisplayType
 
 from spatialstale.solvers import AUDITOR_ROLE
@@ -83,8 +99,39 @@ exist, every request rejected), and reruns would only repeat it. (Faults a few p
 of calls meet fall between answered calls.)"""
 
 
+DEFAULT_RERUNS_PER_SAMPLE = 10
+MIN_DEFAULT_RERUNS = 100
+"""Without ``--max-reruns``, a study stops once its failed sample attempts exceed
+:func:`default_reruns`: ``DEFAULT_RERUNS_PER_SAMPLE`` times its sample records (the
+reruns ``--retry-on-error`` allows each sample by default), at least
+``MIN_DEFAULT_RERUNS`` (a small study's L3 audits of 35-49 calls fail whole at a few
+percent of rejected calls): no endpoint, however broken, makes it run for ever."""
+
+
+def default_reruns(records: int) -> int:
+    """The failed sample attempts a study of ``records`` sample records allows by default."""
+    return max(MIN_DEFAULT_RERUNS, DEFAULT_RERUNS_PER_SAMPLE * records)
+
+
 class StudyStopped(Exception):
-    """The study gave up (``GIVE_UP_AFTER``); the message says why."""
+    """The study stopped itself: it gave up (``GIVE_UP_AFTER``), or its budget
+    (``--max-cost``) or its reruns (``--max-reruns``) ran out. ``kind`` is ``gave up``,
+    ``budget`` or ``reruns``; the message says why."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a study may spend: ``max_cost`` dollars of model calls, at ``prices`` (by
+    model name, as :func:`~spatialstale.study._estimate.price_of` finds them), and
+    ``max_reruns`` failed sample attempts (None: :func:`default_reruns`)."""
+
+    max_cost: float | None = None
+    prices: Mapping[str, ModelCost] = field(default_factory=dict)
+    max_reruns: int | None = None
 
 
 RETRY_DEFAULTS: Mapping[str, Any] = {
@@ -155,6 +202,7 @@ def run_study(
     retry_attempts: int | None = None,
     progress: bool | None = None,
     resume: str | None = None,
+    limits: Limits | None = None,
 ) -> tuple[bool, list[EvalLog]]:
     """Run (or resume) the study as one Inspect eval set; returns eval_set's result.
 
@@ -181,7 +229,7 @@ def run_study(
         progress = display == "none" or not sys.stdout.isatty()
     global _WATCH
     _register_hooks()
-    _WATCH = watch = _Watch(study, Progress() if progress else None, resume)
+    _WATCH = watch = _Watch(study, Progress() if progress else None, resume, limits or Limits())
     console = rich.get_console()
     quiet = console.quiet
     # Inspect makes the console quiet for display "none" only when its display first
@@ -199,7 +247,7 @@ def run_study(
             **options,
         )
     except KeyboardInterrupt:
-        if watch.stopping is None:
+        if watch.stopping is None or watch.signal is not None:
             raise
         result = (False, [])
     finally:
@@ -207,8 +255,10 @@ def run_study(
         watch.give_back_sigint()
         _WATCH = None
         console.quiet = quiet
+    if watch.signal is not None:  # a SIGTERM or SIGHUP that cancelled the run
+        raise KeyboardInterrupt
     if watch.stopping is not None:
-        raise StudyStopped(watch.stopping)
+        raise StudyStopped(watch.kind, watch.closing())
     return result
 
 
@@ -269,9 +319,10 @@ class _Watch:
     whatever the errors, reruns and eval-set retries.
     """
 
-    def __init__(self, study: Study, progress: Progress | None, resume: str | None) -> None:
+    def __init__(self, study: Study, progress: Progress | None, resume: str | None, limits: Limits) -> None:
         self.progress = progress
         self.resume = resume
+        self.limits = limits
         self.cells = {cell.key: cell for cell in study.cells}
         self.tasks_total = len(study.cells)
         self.samples_total = sum(cell.spec.records for cell in study.cells)
@@ -299,7 +350,19 @@ class _Watch:
         self.failing = 0
         """Sample attempts failed since a model call last answered."""
         self.stopping: str | None = None
-        """Why the study gives up, once it does."""
+        """Why the study stops itself, once it does; ``kind`` says which limit."""
+        self.kind = ""
+        self.signal: signal.Signals | None = None
+        """The SIGTERM or SIGHUP that cancelled the run, if one did."""
+        self.failed_attempts = 0
+        """Sample attempts that failed (not those cancelled): each is rerun, by
+        ``--retry-on-error`` or an eval-set retry, or is the sample's last."""
+        self.max_reruns = limits.max_reruns if limits.max_reruns is not None else default_reruns(self.samples_total)
+        self.spent = 0.0
+        """Dollars of the calls answered in this run, at the study's prices."""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.group: TaskGroup | None = None
+        """The eval's own task group (Inspect's ``background_task_group``), once the run starts."""
         self.interrupts = 0
         self.inner: Callable[[int, FrameType | None], Any] | None = None
 
@@ -370,7 +433,7 @@ class _Watch:
         with self.lock:
             if error is None:
                 self.finished[key].add((str(sample_id), epoch))
-            else:
+            elif not _cancelled(error):  # a cancelled sample is no error of its task's
                 errored, first = self.errors.get(eval_id, (0, error))
                 self.errors[eval_id] = (errored + 1, first)
                 self.last_error = error
@@ -412,22 +475,96 @@ class _Watch:
 
     def attempt_failed(self, error: str, will_retry: bool) -> None:
         """A sample attempt ended in an error; the study gives up after ``GIVE_UP_AFTER``
-        of them in a row with no model call answered in between."""
+        of them in a row with no model call answered in between, and stops once they
+        exceed its reruns. An attempt cancelled (the study stopping, an interrupt) is no
+        failure of the provider's and counts toward neither."""
         with self.lock:
+            if self.stopping is not None or self.signal is not None or self.interrupts or _cancelled(error):
+                return
             self.reruns += will_retry
             self.last_error = error
             self.failing += 1
-            if self.failing < GIVE_UP_AFTER or self.stopping is not None:
-                return
-            self.stopping = (
-                f"{self.failing} sample attempts in a row failed, no model call answered in between: {error}"
-            )
-        self.say(f"giving up: {self.stopping}")
-        if callable(signal.getsignal(signal.SIGINT)):  # the run's own handler cancels it, as Ctrl-C does
-            os.kill(os.getpid(), signal.SIGINT)
+            self.failed_attempts += 1
+            if self.failing >= GIVE_UP_AFTER:
+                why = f"{self.failing} sample attempts in a row failed, no model call answered in between: {error}"
+                self._halt("gave up", why, f"giving up: {why}")
+            elif self.failed_attempts > self.max_reruns:
+                given = "--max-reruns" if self.limits.max_reruns is not None else "the default --max-reruns"
+                why = (
+                    f"{self.failed_attempts:,} sample attempts failed, more than the {self.max_reruns:,} reruns "
+                    f"allowed ({given}); last error: {error}"
+                )
+                self._halt("reruns", why, f"stopping: {why}")
 
-    def call_answered(self) -> None:
-        self.failing = 0
+    def call_answered(self, model: str, cost: float | None) -> None:
+        """A model call answered, costing ``cost`` dollars (None: no price is known);
+        past the budget the study stops."""
+        with self.lock:
+            self.failing = 0
+            if cost is None:
+                return
+            self.spent += cost
+            budget = self.limits.max_cost
+            if budget is not None and self.spent >= budget and self.stopping is None:
+                why = f"spent ${self.spent:,.2f} of the ${budget:,.2f} budget (--max-cost)"
+                self._halt("budget", why, f"stopping: {why}; cancelling the samples in flight")
+
+    def closing(self) -> str:
+        """Why the study stopped, as its closing lines say it: for the budget, all that
+        the run spent, the calls that answered after it was reached included."""
+        if self.kind == "budget" and self.limits.max_cost is not None:
+            return f"spent ${self.spent:,.2f} of the ${self.limits.max_cost:,.2f} budget (--max-cost)"
+        return self.stopping or ""
+
+    def price(self, model: str) -> ModelCost | None:
+        return self.limits.prices.get(model)
+
+    def run_started(self) -> None:
+        """Hold the eval's loop and task group, through which the study stops itself."""
+        self.loop = asyncio.get_running_loop()
+        self.group = background_task_group()
+        self.take_sigint()
+
+    def _halt(self, kind: str, why: str, line: str) -> None:
+        """Stop the study (the lock held): say why, then cancel the run."""
+        self.stopping, self.kind = why, kind
+        self.say(line)
+        rich.get_console().quiet = True  # Inspect's retry hints and closing verdict
+        self._cancel_run()
+
+    def _cancel_run(self) -> None:
+        """Cancel the eval's task group on its loop: Inspect cancels the samples in
+        flight, starts no other and writes its logs as cancelled (as on Ctrl-C)."""
+        group, loop = self.group, self.loop
+        if group is None or loop is None:
+            return
+        with suppress(RuntimeError):  # the loop has closed: the run is over
+            loop.call_soon_threadsafe(group.cancel_scope.cancel)
+
+    def on_signal(self, number: int) -> bool:
+        """SIGTERM or SIGHUP while the run is running: the first cancels it (as Ctrl-C
+        does), a second exits at once. False when no run is running to cancel."""
+        sig = signal.Signals(number)
+        if self.group is None or self.loop is None:
+            return False
+        self.interrupts += 1
+        if self.interrupts > 1:
+            self._exit_at_once(sig)
+        self.signal = sig
+        print(
+            f"study: interrupted ({sig.name}): cancelling the samples in flight and saving their logs "
+            "(interrupt again to stop at once)",
+            flush=True,
+        )
+        rich.get_console().quiet = True
+        self._cancel_run()
+        return True
+
+    def _exit_at_once(self, sig: signal.Signals) -> None:
+        resume = f"; resume with: {self.resume}" if self.resume else ""
+        print(f"study interrupted ({sig.name}): stopped at once, the samples in flight not saved{resume}", flush=True)
+        sys.stderr.flush()
+        os._exit(SIGNAL_EXIT[sig])
 
     def take_sigint(self) -> None:
         """Put :meth:`on_sigint` before whoever handles SIGINT in this run (asyncio's
@@ -444,14 +581,9 @@ class _Watch:
 
     def on_sigint(self, number: int, frame: FrameType | None) -> None:
         self.interrupts += 1
-        if self.interrupts == 1 and self.stopping is not None:  # the study gives up (attempt_failed)
-            rich.get_console().quiet = True
-            if self.inner is not None:
-                self.inner(number, frame)
-            return
         if self.interrupts == 1:
             print(
-                "study: interrupted: cancelling the samples in flight and saving their logs "
+                "study: interrupted (SIGINT): cancelling the samples in flight and saving their logs "
                 "(interrupt again to stop at once)",
                 flush=True,
             )
@@ -459,10 +591,13 @@ class _Watch:
             if self.inner is not None:
                 self.inner(number, frame)
             return
-        resume = f"; resume with: {self.resume}" if self.resume else ""
-        print(f"study interrupted (SIGINT): stopped at once, the samples in flight not saved{resume}", flush=True)
-        sys.stderr.flush()
-        os._exit(SIGNAL_EXIT[signal.SIGINT])
+        self._exit_at_once(signal.SIGINT)
+
+
+def _cancelled(error: str) -> bool:
+    """Whether a sample attempt's error is its cancellation (the run being cancelled),
+    not a failure."""
+    return error.startswith(("CancelledError", "Cancelled"))
 
 
 _WATCH: _Watch | None = None
@@ -488,7 +623,7 @@ class StudyHooks(Hooks):
 
     async def on_run_start(self, data: RunStart) -> None:
         if _WATCH is not None:
-            _WATCH.take_sigint()
+            _WATCH.run_started()
 
     async def on_run_end(self, data: RunEnd) -> None:
         if _WATCH is not None:
@@ -514,7 +649,9 @@ class StudyHooks(Hooks):
 
     async def on_model_usage(self, data: ModelUsageData) -> None:
         if _WATCH is not None:
-            _WATCH.call_answered()
+            price = _WATCH.price(data.model_name)
+            cost = None if price is None else compute_model_cost(price, data.usage)
+            _WATCH.call_answered(data.model_name, cost)
 
     async def on_model_retry(self, data: ModelRetry) -> None:
         if _WATCH is not None:
@@ -528,17 +665,19 @@ SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 @contextmanager
 def interrupts_as_keyboard() -> Iterator[list[signal.Signals]]:
     """SIGTERM and SIGHUP act as Ctrl-C does, so Inspect cancels the running samples
-    and writes their logs as ``cancelled`` instead of the process dying mid-write.
-    Yields the list of SIGTERM/SIGHUP signals received."""
+    and writes their logs as ``cancelled`` instead of the process dying mid-write:
+    while a study runs they cancel its run (:meth:`_Watch.on_signal`), before it runs
+    they raise ``KeyboardInterrupt``. Whether SIGINT is ignored (a background job) makes
+    no difference. Yields the list of SIGTERM/SIGHUP signals received."""
     received: list[signal.Signals] = []
 
     def handler(number: int, frame: FrameType | None) -> None:
-        received.append(signal.Signals(number))
-        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
-            raise KeyboardInterrupt  # nobody would act on a SIGINT (e.g. a background job)
-        # Whoever handles SIGINT now (asyncio's runner, Inspect) cancels cleanly; an
-        # exception raised here would land in the middle of the event loop instead.
-        os.kill(os.getpid(), signal.SIGINT)
+        if not received:
+            received.append(signal.Signals(number))
+        watch = _WATCH
+        if watch is not None and watch.on_signal(number):
+            return
+        raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

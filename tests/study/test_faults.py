@@ -41,8 +41,8 @@ PLAIN_SHELL = ["env", "-i", "PATH=/usr/bin:/bin", "bash", "-c"]
 
 def _as_in_a_terminal() -> None:
     """A command's SIGINT as a terminal gives it: a shell without job control (a CI
-    runner's background job, ``cmd &`` in a script) starts it ignored, and the study
-    cancels its run through SIGINT when it gives up (as ``test_study._start`` notes)."""
+    runner's background job, ``cmd &`` in a script) starts it ignored (test_stopping.py
+    starts studies that way)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 

@@ -288,10 +288,14 @@ def test_interrupted_study_says_so_and_the_same_command_resumes(
     assert last.startswith(f"study interrupted ({sig.name}): ")
     assert last.endswith(f"resume with: {SCRIPT} {shlex.join(argv)}")
     # said at once, once; one resume command; nothing of Inspect's contradicts it
-    said = [line for line in output.splitlines() if line.startswith("study: interrupted: ")]
+    said = [line for line in output.splitlines() if line.startswith("study: interrupted ")]
     assert said == [
-        "study: interrupted: cancelling the samples in flight and saving their logs (interrupt again to stop at once)"
+        f"study: interrupted ({sig.name}): cancelling the samples in flight and saving their logs "
+        "(interrupt again to stop at once)"
     ]
+    # the cause is the signal, never a provider's failure
+    assert re.search(rf"cells? missing: cancelled: the study was interrupted \({sig.name}\)", output), output
+    assert "giving up" not in output and "CancelledError" not in output
     assert output.count("resume with:") == 1 and "eval-retry" not in output
     assert "Completed all tasks" not in output and "Traceback" not in output
     assert re.search(r"^  missing: slowagent/observer: navigation L1 text \w+ \(cancelled\)$", output, re.M)
