@@ -21,6 +21,7 @@ from ._document import (
     Figure,
     Links,
     Table,
+    cut_note,
     evidence,
     first_row,
     name,
@@ -296,6 +297,7 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
             tokens = f"{r.audit_tokens:,.0f}"
         else:
             calls = tokens = NOT_RECORDED
+        cut = cut_note(nav, **keys)
         rows.append(
             [
                 name(r.model),
@@ -303,9 +305,9 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
                 str(r.regime),
                 label,
                 evidence(f"{r.episodes}", nav, links, **keys),
-                calls,
-                tokens,
-                _with_interval(r.death, r.death_low, r.death_high, pct),
+                calls + cut,
+                tokens + cut,
+                _with_interval(r.death, r.death_low, r.death_high, pct) + cut,
             ]
         )
     header = ["model", "obs", "regime", "strategy", "episodes", "audit calls / episode [95% CI]"]

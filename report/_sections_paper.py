@@ -58,6 +58,7 @@ from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
 from ._navigation_stats import (
     FILTER,
+    LIMITED,
     MAIN_GRID_SIZE,
     PAPER_FILTER,
     POOLED_REGIMES,
@@ -297,6 +298,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                 rows.append(row)
         table3.append((modality, Table(["model", "strategy", *(f"{r} SR / Death" for r in regimes)], rows)))
 
+    any_cut = bool((rates[f"n_{LIMITED}"] > 0).any()) if len(rates) else False
     detail = []
     for model in models:
         ref_model = paper.paper_model(model)
@@ -307,10 +309,12 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                     keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
                     r = first_row(rates, **keys, filter=mode)
                     if r is None:
-                        detail.append([name(model), modality, regime, label, "0", MISSING, "", "", "", "", ""])
+                        empty = ["0", MISSING, "", "", *([""] if any_cut else []), ""]
+                        detail.append([name(model), modality, regime, label, *empty, "", ""])
                         continue
                     paper_row = modality == "text" and mode == PAPER_FILTER
                     ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if paper_row else None
+                    cut = cut_note(nav, **keys, filter=mode)
                     detail.append(
                         [
                             name(model),
@@ -318,16 +322,18 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                             regime,
                             label,
                             evidence(f"{r.episodes} ({r.seeds} seeds)", nav, links, **keys, filter=mode),
-                            with_ci(pct(r.success), r.success_low, r.success_high, pct),
-                            with_ci(pct(r.death), r.death_low, r.death_high, pct),
-                            pct(r.timeout),
-                            f"{r.fallbacks} / {r.died_on_stale}",
+                            with_ci(pct(r.success), r.success_low, r.success_high, pct) + cut,
+                            with_ci(pct(r.death), r.death_low, r.death_high, pct) + cut,
+                            pct(r.timeout) + cut,
+                            *([pct(r[LIMITED]) + cut] if any_cut else []),
+                            f"{r.fallbacks} / {r.died_on_stale}{cut}",
                             beside(r.success, ref["success"]) if ref else "",
                             beside(r.death, ref["death"]) if ref else "",
                         ]
                     )
     detail_header = ["model", "obs", "regime", "strategy", "episodes", "success [95% CI]", "death [95% CI]"]
-    detail_header += ["timeout", "fallbacks / died on stale", "paper success", "paper death"]
+    detail_header += ["timeout", *(["cut by a limit"] if any_cut else []), "fallbacks / died on stale"]
+    detail_header += ["paper success", "paper death"]
 
     tests = strategy_tests(nav)
     test_rows = []
@@ -341,6 +347,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         a, b = strategy_label(t.a, t[FILTER], names), strategy_label(t.b, t[FILTER], names)
         test_rows.append(test_row(t, a, b, extra=contrast or "", cut=tested_cut(nav, t, FILTER)))
 
+    ends = ("success", "death", "timeout", *([LIMITED] if any_cut else []))
     steps = []
     for model in models:
         ref_model = paper.paper_model(model) or ""
@@ -349,22 +356,24 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                 label = strategy_label(strategy, mode)
                 r = first_row(rates, model=model, regime=regime, strategy=strategy, filter=mode)
                 if r is None:
-                    steps.append([name(model), regime, label, MISSING, MISSING, MISSING, ""])
+                    steps.append([name(model), regime, label, *(MISSING for _ in ends), ""])
                     continue
+                cut = cut_note(nav, model=model, regime=regime, strategy=strategy, filter=mode)
                 cells, refs = [], []
-                for outcome in ("success", "death", "timeout"):
+                for outcome in ends:
                     n = int(r[f"n_{outcome}"])
-                    cells.append(f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)")
+                    cells.append((f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)") + cut)
                     paper_row = regime == paper.STEPS_REGIME and mode == PAPER_FILTER
                     value = paper.STEPS.get((ref_model, strategy, outcome)) if paper_row else None
                     if value is not None:
                         refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], value, as_pct=False, digits=1)}")
-                cells[0] += cut_note(nav, model=model, regime=regime, strategy=strategy, filter=mode)
                 steps.append([name(model), regime, label, *cells, "; ".join(refs)])
+    steps_header = ["model", "regime", "strategy", *(f"{'cut' if e == LIMITED else e} steps" for e in ends), "paper"]
 
     return {
         "beyond": _beyond(regimes),
         "table3": table3,
+        "any_cut": any_cut,
         "detail": Table(detail_header, detail),
         "tests": Table(["model", "regime", *TEST_HEADER, "paper"], test_rows),
         "n_tests": len(tests),
@@ -374,9 +383,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
             figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"),
             "Fig. 5: success rate, 95 % bootstrap CI over seeds (none with fewer than 5 seeds or every seed alike)",
         ),
-        "steps": Table(
-            ["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], steps
-        ),
+        "steps": Table(steps_header, steps),
         "fig6": Figure(
             # pooled over the paper's regimes (and the static grid), as the paper pools them
             figures.fig6_steps(pooled(paper_rates), out / "fig6_steps.png"),
@@ -406,6 +413,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                     f1_rows.append([name(model), modality, regime, "0", MISSING, "", "", "", "", ""])
                     continue
                 keys = {"model": model, "regime": regime, "modality": modality, "batch_size": r.batch_size}
+                cut = cut_note(main, **keys)
                 f1_rows.append(
                     [
                         name(model),
@@ -413,10 +421,10 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                         regime,
                         f"{r.seeds} (B={r.batch_size})",
                         evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", main, links, **keys),
-                        ci(r.f1_low, r.f1_high),
-                        f"{num(r.precision)} / {num(r.recall)}",
-                        f"{r.calls_per_seed:.1f}",
-                        f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}",
+                        ci(r.f1_low, r.f1_high) + cut,
+                        f"{num(r.precision)} / {num(r.recall)}{cut}",
+                        f"{r.calls_per_seed:.1f}{cut}",
+                        f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}{cut}",
                         "",
                     ]
                 )
@@ -424,13 +432,14 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
             ref = paper.DETECTION_F1.get((ref_model, modality))
             if ref is not None and len(overall):
                 mean = float(overall.f1_mean.mean())
+                cut = cut_of(pooled(rows_matching(main, model=model, modality=modality)))
                 f1_rows.append(
                     [
                         name(model),
                         modality,
                         "mean of L1-L3",
                         "",
-                        f"{mean:.3f}",
+                        f"{mean:.3f}{cut}",
                         "",
                         "",
                         "",
@@ -462,8 +471,8 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     flag_rows = []
     for _, f in flags.iterrows():
         refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES)
-        rates = [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
-        rates[0] += cut_of(rows_matching(main[main.regime.isin(["L1", "L2"])], model=f.model, modality=f.modality))
+        cut = cut_of(rows_matching(main[main.regime.isin(["L1", "L2"])], model=f.model, modality=f.modality))
+        rates = [f"{pct(f[c])} (n={int(f[c + '_n'])}){cut}" for c in FLAG_CELLS]
         flag_rows.append([name(f.model), str(f.modality), *rates, refs])
 
     tf = thaw_freeze(det)
@@ -471,14 +480,15 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     for _, t in tf.iterrows():
         refs = _vision_refs(t, ("thaw", "freeze"), paper.THAW_FREEZE, t.regime)
         gap = t.thaw - t.freeze
+        cut = cut_note(main, model=t.model, modality=t.modality, regime=t.regime)
         tf_rows.append(
             [
                 name(t.model),
                 str(t.modality),
                 str(t.regime),
-                f"{pct(t.thaw)} (N={t.thaw_n}){cut_note(main, model=t.model, modality=t.modality, regime=t.regime)}",
-                f"{pct(t.freeze)} (N={t.freeze_n})",
-                "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp",
+                f"{pct(t.thaw)} (N={t.thaw_n}){cut}",
+                f"{pct(t.freeze)} (N={t.freeze_n}){cut}",
+                "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp{cut}",
                 refs,
             ]
         )
@@ -499,7 +509,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "f1": Table(f1_header, f1_rows),
         "fig3": Figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds"),
         "modality_tests": Table(
-            ["model", "pairs (≠ 0)", "Δ F1 (vision - text)", "Wilcoxon p (exact)", "Holm p", "significant", "paper"],
+            MODALITY_TEST_HEADER,
             mod_rows,
         ),
         "n_modality_tests": len(mod),
@@ -526,6 +536,10 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "paper_b10": paper.BATCH_F1_B10,
         **_growth(det, models, links, out),
     }
+
+
+MODALITY_TEST_HEADER = ["model", "(regime, seed) pairs (≠ 0)", "Δ F1 (vision - text)", "Wilcoxon p (exact)"]
+MODALITY_TEST_HEADER += ["Holm p", "significant", "paper"]
 
 
 def _beyond(regimes: Sequence[str]) -> str:
@@ -600,6 +614,11 @@ def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
             delta = math.nan if base is None else r.f1_mean - base.f1_mean
             ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" and n == MAIN_GRID_SIZE else None
             keys = {"model": model, "regime": "L1", "modality": "text", "size": n, "batch_size": b}
+            cut = cut_note(det, **keys)
+            delta_cut = cut
+            if base is not None:  # the difference reads the B = 10 row's samples too
+                both = det[det.batch_size.isin([b, MAIN_BATCH_SIZE])]
+                delta_cut = cut_note(both, **{k: v for k, v in keys.items() if k != "batch_size"})
             rows.append(
                 [
                     name(model),
@@ -607,8 +626,8 @@ def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
                     str(b),
                     str(r.seeds),
                     evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", det, links, **keys),
-                    f"{r.calls_per_seed:.1f}",
-                    "-" if math.isnan(delta) else f"{delta:+.3f}",
+                    f"{r.calls_per_seed:.1f}{cut}",
+                    "-" if math.isnan(delta) else f"{delta:+.3f}{delta_cut}",
                     "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
                 ]
             )
@@ -632,7 +651,7 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
                     str(r.batch_size),
                     str(r.seeds),
                     evidence(with_ci(num(r.f1_mean), r.f1_low, r.f1_high), det, links, **keys),
-                    num(r.calls_per_audit, 1),
+                    num(r.calls_per_audit, 1) + cut_note(det, **keys),
                 ]
             )
     answers = []

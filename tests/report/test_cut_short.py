@@ -8,6 +8,8 @@ sample and no NoMemory episode."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,7 +66,7 @@ def test_the_headline_warns_first(report: str) -> None:
     assert "--exclude-limited" in first and "inspect eval-retry" in first
     # the sentences and the summary table say it too: text F1 pools L1 and L3
     [f1] = [line for line in found.splitlines() if "Detection F1: text" in line]
-    assert "(4 seeds" in f1 and f1.endswith("— 2 of 4 samples cut by the token limit).")
+    assert "(4 (regime, seed) units" in f1 and f1.endswith("— 2 of 4 samples cut by the token limit).")
     assert "NoFilter 0 %" in found or "NoFilter" in found
     [summary] = rows(found, "observer")
     assert summary[1].endswith("— 2 of 4 samples cut by the token limit")
@@ -141,3 +143,76 @@ def test_a_sample_whose_provider_hangs_into_the_time_limit_is_flagged(tmp_path: 
     assert len(cut) > 0 and set(cut.limit) == {"time"}
     first = section(report_of(tmp_path, tmp_path / "out"), "## What was found").strip().splitlines()[0]
     assert f"{len(cut)} of 6 detection samples cut by the time limit" in first
+
+
+@pytest.fixture(scope="module")
+def all_cut(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The paper's matrix, small (L1 and L3, text and vision, every strategy, one
+    episode), under a token limit of 3,000 that cuts every sample after a few calls."""
+    folder = tmp_path_factory.mktemp("all-cut")
+    for regime in ("L1", "L3"):
+        for modality in ("text", "vision"):
+            task = detection(regime=regime, seeds=SEED_ARG, modality=modality)
+            run_eval(task, OBSERVER, folder, token_limit=ALL_CUT_LIMIT)
+        run_eval(navigation(regime=regime, seeds=SEED_ARG), OBSERVER, folder, token_limit=ALL_CUT_LIMIT, epochs=1)
+    return folder
+
+
+ALL_CUT_LIMIT = 3000
+LABELS = {"model", "obs", "regime", "strategy", "n", "B", "A vs B", "rate", "seeds"}
+"""Columns that name a row (or count its seeds), not a value the samples gave."""
+STATISTICS = ("Wilcoxon p", "Holm p", "sig", "significant", "McNemar", "Δ", "Pearson", "Spearman", "paper")
+"""Columns of a test's statistics (its row says what was cut in its pairs or seeds), and
+the paper's own values."""
+NO_SAMPLES = ("", "0", "missing", "—", "-")
+"""Cells of no sample: a cell the logs do not cover, or an undefined value."""
+NOTE = re.compile(r" — \d+ of \d+ (samples|episodes) cut (by |\()")
+
+
+def tables(markdown: str) -> Iterator[tuple[str, list[str], list[list[str]]]]:
+    """(heading, header, rows) of every pipe table of ``markdown``."""
+    heading, lines = "", markdown.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("#"):
+            heading = line
+        if line.startswith("|") and i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            body = []
+            for row in lines[i + 2 :]:
+                if not row.startswith("|"):
+                    break
+                body.append(_cells(row))
+            yield heading, _cells(line), body
+
+
+def _cells(line: str) -> list[str]:
+    # a pipe inside a cell is escaped
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
+
+
+def test_every_cell_of_a_report_of_cut_samples_says_how_many(all_cut: Path, tmp_path: Path) -> None:
+    """Every sample was cut: every value cell before the appendix says how many of its
+    samples (or episodes), each sentence of the findings too, and every outcome table's
+    rates add up to 100 %."""
+    assert read_logs(all_cut).cut().shape[0] == 28
+    markdown = report_of(all_cut, tmp_path / "out").split("## Appendix: logs")[0]
+    walked = 0
+    for heading, header, body in tables(markdown):
+        for row in body:
+            assert len(row) == len(header), (heading, row)
+            for column, cell in zip(header, row, strict=True):
+                if column in LABELS or column.startswith(STATISTICS) or cell in NO_SAMPLES:
+                    continue
+                walked += 1
+                assert NOTE.search(cell), f"{heading}: {column} = {cell!r} says nothing of the samples cut"
+            if any(column.startswith(STATISTICS[:2]) for column in header):  # a test's row
+                assert any(NOTE.search(cell) for cell in row), (heading, row)
+    assert walked > 200
+    for line in section(markdown, "## What was found").splitlines():
+        if line.startswith("  - "):
+            assert "cut by the token limit" in line, line
+    detail = next(t for t in tables(markdown) if t[0].startswith("### Table 3 (detail)"))
+    header, body = detail[1], detail[2]
+    rates = [header.index(c) for c in ("success [95% CI]", "death [95% CI]", "timeout", "cut by a limit")]
+    for row in body:
+        if row[header.index("episodes")] != "0":
+            assert sum(float(row[i].split("%")[0]) for i in rates) == 100.0, row
