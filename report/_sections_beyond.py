@@ -22,6 +22,7 @@ from ._document import (
     Links,
     Table,
     cut_note,
+    cut_of,
     evidence,
     first_row,
     name,
@@ -29,6 +30,7 @@ from ._document import (
     num,
     pct,
     pvalue,
+    rows_matching,
     with_ci,
 )
 from ._load import row_axes
@@ -322,7 +324,8 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
             figures.fig_safety_cost(drawn, out / "fig12_safety_cost.png"),
             "Fig. 12 (ours): audit model calls per episode (x) against death rate (y), a point per model, "
             "strategy and regime with 95 % bootstrap intervals over seeds where there is one. A strategy down and "
-            "to the left of another is cheaper and safer; one up and to the right costs more and dies more",
+            "to the left of another is cheaper and safer; one up and to the right costs more and dies more"
+            + cut_of(rows_matching(with_axes(nav), filter=PAPER_FILTER)),
         ),
     }
 

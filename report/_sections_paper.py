@@ -381,13 +381,14 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         "unreachable": unreachable(tests, "seeds", "tests", "Table 3 holds their rates") if len(tests) else "",
         "fig5": Figure(
             figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"),
-            "Fig. 5: success rate, 95 % bootstrap CI over seeds (none with fewer than 5 seeds or every seed alike)",
+            "Fig. 5: success rate, 95 % bootstrap CI over seeds (none with fewer than 5 seeds or every seed alike)"
+            + _hatched(nav[nav.strategy.isin(["nofilter", "omcd", "oracle"]) & (nav[FILTER] == PAPER_FILTER)]),
         ),
         "steps": Table(steps_header, steps),
         "fig6": Figure(
             # pooled over the paper's regimes (and the static grid), as the paper pools them
             figures.fig6_steps(pooled(paper_rates), out / "fig6_steps.png"),
-            "Fig. 6: mean steps by outcome and strategy",
+            "Fig. 6: mean steps by outcome and strategy" + cut_of(pooled(nav[nav[FILTER] == PAPER_FILTER])),
         ),
     }
 
@@ -507,7 +508,10 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     return {
         "beyond": _beyond(regime_order(summary.regime)),
         "f1": Table(f1_header, f1_rows),
-        "fig3": Figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds"),
+        "fig3": Figure(
+            figures.fig3_f1(summary, out / "fig3_f1.png", _cut_by(main, ["model", "regime", "modality"])),
+            "Fig. 3: detection F1, mean ± std over seeds" + _hatched(main),
+        ),
         "modality_tests": Table(
             MODALITY_TEST_HEADER,
             mod_rows,
@@ -515,22 +519,34 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
         "n_modality_tests": len(mod),
         "modality_unreachable": unreachable(mod, "pairs", "model tests", "Fig. 3 holds their F1") if len(mod) else "",
         "flags": Table(["model", "obs", *FLAG_CELLS, "paper"], flag_rows),
-        "fig4": Figure(figures.fig4_flags(flags, out / "fig4_flags.png"), "Fig. 4: flag rate by claim x truth"),
+        "fig4": Figure(
+            figures.fig4_flags(flags, out / "fig4_flags.png"),
+            "Fig. 4: flag rate by claim x truth" + cut_of(main[main.regime.isin(["L1", "L2"])]),
+        ),
         "fig7": Figure(
             figures.fig7_precision_recall(summary, out / "fig7_precision_recall.png"),
             "Fig. 7: mean precision and recall per (model, modality, regime), iso-F1 contours"
-            + _undefined_note(summary),
+            + _undefined_note(summary)
+            + cut_of(main),
         ),
         "thaw_freeze": Table(["model", "obs", "regime", "thaw recall", "freeze recall", "gap", "paper"], tf_rows),
         "fig8": Figure(
-            figures.fig8_thaw_freeze(tf, out / "fig8_thaw_freeze.png"), "Fig. 8: recall by change direction"
+            figures.fig8_thaw_freeze(tf, out / "fig8_thaw_freeze.png"),
+            "Fig. 8: recall by change direction" + cut_of(main),
         ),
         "correlations": Table(["model", "regime", "seeds", "Pearson r (p)", "Spearman rho (p)"], corr_rows),
         "paper_correlation": paper.CORRELATION,
         "paper_correlation_p": paper.CORRELATION_P_VALUES,
         "fig9": Figure(
             figures.fig9_f1_success(pairs, corr, out / "fig9_f1_success.png") if len(corr) else None,
-            "Fig. 9: per-seed F1 vs OMCD success",
+            "Fig. 9: per-seed F1 vs OMCD success"
+            + (
+                cut_of(
+                    pd.concat(_correlated(det, nav, str(c.model), str(c.regime)) for _, c in corr.iterrows()), "samples"
+                )
+                if len(corr)
+                else ""
+            ),
         ),
         "sweep": _sweep(det, models, links),
         "paper_b10": paper.BATCH_F1_B10,
@@ -540,6 +556,20 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
 
 MODALITY_TEST_HEADER = ["model", "(regime, seed) pairs (≠ 0)", "Δ F1 (vision - text)", "Wilcoxon p (exact)"]
 MODALITY_TEST_HEADER += ["Holm p", "significant", "paper"]
+
+
+def _cut_by(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[str, ...], tuple[int, int]]:
+    """(cut, total) rows of ``frame`` by ``keys``: the samples behind each bar a figure hatches."""
+    if frame.empty or "limit" not in frame.columns:
+        return {}
+    cut = frame["limit"].fillna("") != ""
+    return {tuple(str(k) for k in key): (int(cut[group.index].sum()), len(group)) for key, group in frame.groupby(keys)}
+
+
+def _hatched(frame: pd.DataFrame) -> str:
+    """A caption's note of the samples a limit cut, behind the bars it hatches."""
+    note = cut_of(frame)
+    return f"{note}; hatched bars include them" if note else ""
 
 
 def _beyond(regimes: Sequence[str]) -> str:
@@ -681,6 +711,6 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
         "figE": Figure(
             figure,
             "Fig. E: detection F1 (mean over seeds, 95 % bootstrap CI bars where there is one) vs batch size B "
-            "(log scale), a line per grid side n; L1, text",
+            "(log scale), a line per grid side n; L1, text" + cut_of(rows_matching(det, regime="L1", modality="text")),
         ),
     }
