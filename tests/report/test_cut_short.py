@@ -216,3 +216,16 @@ def test_every_cell_of_a_report_of_cut_samples_says_how_many(all_cut: Path, tmp_
     for row in body:
         if row[header.index("episodes")] != "0":
             assert sum(float(row[i].split("%")[0]) for i in rates) == 100.0, row
+
+
+def test_the_warning_s_link_opens_the_appendix(logs: Path, tmp_path: Path) -> None:
+    """report.html opens a folded section when a link to it is followed: the warning
+    links to #appendix-cut, whose table is the first <details> after the anchor."""
+    report_of(logs, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    head, body = page.split("</head>")
+    assert "function openTarget()" in head and "'hashchange',openTarget" in head
+    assert 'href="#appendix-cut"' in body
+    after = body.split('id="appendix-cut"')[1]
+    assert after.index("<details>") < after.index("<h2") if "<h2" in after else "<details>" in after
+    assert "sample(s) cut short</summary>" in after.split("</details>")[0]
