@@ -348,10 +348,15 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     superseded = ""
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
+    cut = cut_short(study.log_dir)
     if accounting.complete and interrupted is None:
+        for line in cut:
+            print(line)
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
+    for line in cut:
+        print(line)
     for missing in accounting.missing[:MISSING_SHOWN]:
         print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
@@ -376,6 +381,50 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if interrupted is not None:
         return SIGNAL_EXIT[interrupted]
     return 1
+
+
+def cut_short(log_dir: str) -> list[str]:
+    """The closing lines on the samples a sample limit cut short in ``log_dir``'s finished
+    logs, per task kind, and what to do about them; none when no sample was cut."""
+    from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_sample_summaries
+
+    from spatialstale.report._document import cut_phrase
+    from spatialstale.report._headline import KIND_UNITS
+
+    totals: Counter[str] = Counter()
+    limits: dict[str, Counter[str]] = {}
+    try:
+        infos = list_eval_logs(log_dir)
+    except FileNotFoundError:
+        infos = []
+    for info in infos:
+        try:
+            header = read_eval_log(info, header_only=True)
+            if header.status != "success":  # a superseded attempt, or a cell not done
+                continue
+            summaries = read_eval_log_sample_summaries(info)
+        except Exception:  # an unreadable log is counted by the report, not here
+            continue
+        kind = header.eval.task.rsplit("/", 1)[-1]
+        for summary in summaries:
+            totals[kind] += 1
+            if summary.limit:
+                limits.setdefault(kind, Counter())[str(summary.limit)] += 1
+    parts = [
+        cut_phrase(dict(sorted(limits[kind].items())), totals[kind], KIND_UNITS.get(kind, f"{kind} samples"))
+        for kind in sorted(limits)
+    ]
+    if not parts:
+        return []
+    folder = shlex.quote(log_dir)
+    return [
+        f"study: {'; '.join(parts)}: a sample limit ended them before their work was done, and their scores count "
+        "only what ran before it (the report marks every cell that includes them).",
+        f"  the figures without them: {_executable('spatialstale')} report {folder} --exclude-limited",
+        "  to finish them, run this study again with a higher limit (--token-limit, --message-limit, --time-limit) "
+        f"and --log-dir inside {folder} (e.g. {shlex.quote(log_dir.rstrip('/') + '/rerun')}): the report reads "
+        "both, the newer sample wins; `inspect eval-retry` does not rerun a sample that ended on a limit.",
+    ]
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -229,3 +229,21 @@ def test_the_warning_s_link_opens_the_appendix(logs: Path, tmp_path: Path) -> No
     after = body.split('id="appendix-cut"')[1]
     assert after.index("<details>") < after.index("<h2") if "<h2" in after else "<details>" in after
     assert "sample(s) cut short</summary>" in after.split("</details>")[0]
+
+
+def test_the_study_s_closing_lines_count_the_samples_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A study under a token limit that cuts L3 detection and NoFilter's episodes ends by
+    counting them per task kind, with ``--exclude-limited`` and how to rerun them."""
+    from spatialstale.study._cli import main
+
+    folder = tmp_path / "study"
+    args = ["study", "--model", OBSERVER, "--regimes", "L1,L3", "--modalities", "text", "--n-seeds", "2"]
+    args += ["--episodes", "1", "--strategies", "nomemory,nofilter", "--token-limit", str(LIMIT)]
+    assert main([*args, "--log-dir", str(folder)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    [counted] = [line for line in out if line.startswith("study: ") and "cut by" in line]
+    assert "2 of 4 detection samples cut by the token limit" in counted
+    assert "4 of 8 navigation episodes cut by the token limit" in counted
+    assert any(line.endswith(f"report {folder} --exclude-limited") for line in out)
+    assert any("higher limit" in line and "inspect eval-retry" in line for line in out)
+    assert out[-1].startswith("study complete:")
