@@ -16,6 +16,7 @@ from spatialstale.protocol import ReportSweep, extension_sweeps
 from . import _figures as figures
 from . import _perception as probe
 from . import _prompt_sets as prompt_sets
+from ._detection_stats import main_detection
 from ._document import (
     MISSING,
     Figure,
@@ -46,6 +47,7 @@ from ._navigation_stats import (
     matching,
     nomemory_bound,
     outcome_rates,
+    paper_cells,
     regime_order,
     strategy_label,
     strategy_order,
@@ -215,8 +217,12 @@ def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Pat
     """The perception probe beside detection and OMCD: is a low F1 memory or sight?"""
     table = probe.probe_table(per, det, nav)
     rows = []
+    # the samples behind each column, as probe_table reads them
+    main_det = main_detection(det) if not det.empty else det
+    omcd = rows_matching(with_axes(nav), strategy="omcd", filter=PAPER_FILTER) if not nav.empty else nav
     for r in probe.probe_summary(table).itertuples():
         keys = {"model": r.model, "regime": r.regime, "modality": r.modality}
+        cut = cut_note(main_detection(per), **keys)
         rows.append(
             [
                 name(r.model),
@@ -224,11 +230,11 @@ def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Pat
                 str(r.modality),
                 str(r.seeds),
                 evidence(num(r.accuracy), per, links, **keys),
-                num(r.balanced_accuracy),
-                num(r.hole_recall),
-                num(r.ice_recall),
-                MISSING if nan(r.detection_f1) else num(r.detection_f1),
-                MISSING if nan(r.omcd_success) else pct(r.omcd_success),
+                num(r.balanced_accuracy) + cut,
+                num(r.hole_recall) + cut,
+                num(r.ice_recall) + cut,
+                MISSING if nan(r.detection_f1) else num(r.detection_f1) + cut_note(main_det, **keys),
+                MISSING if nan(r.omcd_success) else pct(r.omcd_success) + cut_note(omcd, **keys),
             ]
         )
     header = ["model", "regime", "modality", "seeds", "accuracy", "balanced accuracy", "hole recall", "ice recall"]
@@ -250,13 +256,25 @@ def prompt_sensitivity(det: pd.DataFrame, nav: pd.DataFrame, sets: list[str], ba
     header = ["model", "regime", "modality", "measure", *[f"`{n}`" for n in sets]]
     header += [h for n in others for h in (f"`{n}` Δ", "p")]
     rows = []
+    main_det, paper_nav = main_detection(det) if not det.empty else det, paper_cells(nav) if not nav.empty else nav
     for r in table.to_dict("records"):
-        measure = "F1" if r["strategy"] == prompt_sets.DETECTION_MEASURE else f"{r['strategy']} {r['metric']}"
+        detection = r["strategy"] == prompt_sets.DETECTION_MEASURE
+        measure = "F1" if detection else f"{r['strategy']} {r['metric']}"
+        keys = {"model": r["model"], "regime": r["regime"], "modality": r["modality"]}
+        frame = main_det if detection else rows_matching(paper_nav, strategy=r["strategy"])
+
+        def cut(*names: str, frame: pd.DataFrame = frame, keys: dict[str, object] = keys) -> str:
+            # the samples a value (or a change between sets) reads: each set's of the cell
+            return cut_of(rows_matching(frame, **keys)[lambda f: f[prompt_sets.PROMPT_SET_KEY].isin(names)])
+
         cells = [name(r["model"]), str(r["regime"]), str(r["modality"]), measure]
-        cells += [MISSING if nan(r.get(n)) else num(float(r[n])) for n in sets]
+        cells += [MISSING if nan(r.get(n)) else num(float(r[n])) + cut(n) for n in sets]
         for n in others:
             delta, p = r.get(f"{n} Δ"), r.get(f"{n} p_holm")
-            cells += ["-" if nan(delta) else f"{float(delta):+.3f}", "-" if nan(p) else pvalue(float(p))]
+            cells += [
+                "-" if nan(delta) else f"{float(delta):+.3f}" + cut(n, baseline),
+                "-" if nan(p) else pvalue(float(p)),
+            ]
         rows.append(cells)
     robust = prompt_sets.contrast_robustness(nav) if not nav.empty else pd.DataFrame()
     holds = robust[robust.holds_under_every_set.astype(bool)] if not robust.empty else robust

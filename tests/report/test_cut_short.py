@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from spatialstale.evals.detection import detection
 from spatialstale.evals.navigation import navigation
+from spatialstale.evals.perception import perception
 from spatialstale.report import read_logs
 from tests.conftest import SEEDS, run_eval
 from tests.report._markdown import report_of, rows, section
@@ -148,22 +150,41 @@ def test_a_sample_whose_provider_hangs_into_the_time_limit_is_flagged(tmp_path: 
 @pytest.fixture(scope="module")
 def all_cut(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The paper's matrix, small (L1 and L3, text and vision, every strategy, one
-    episode), under a token limit of 3,000 that cuts every sample after a few calls."""
+    episode), and a run of each section beyond it (fog, the tool navigator, the
+    perception probe, a prompt set, App. K's distractors, crops, edits and MA), under a
+    token limit that cuts every sample after a few calls."""
     folder = tmp_path_factory.mktemp("all-cut")
+    seeds = SEED_ARG
+
+    def cut(task: Any, limit: int = ALL_CUT_LIMIT, **kwargs: Any) -> None:
+        run_eval(task, OBSERVER, folder, token_limit=limit, **kwargs)
+
     for regime in ("L1", "L3"):
         for modality in ("text", "vision"):
-            task = detection(regime=regime, seeds=SEED_ARG, modality=modality)
-            run_eval(task, OBSERVER, folder, token_limit=ALL_CUT_LIMIT)
-        run_eval(navigation(regime=regime, seeds=SEED_ARG), OBSERVER, folder, token_limit=ALL_CUT_LIMIT, epochs=1)
+            cut(detection(regime=regime, seeds=seeds, modality=modality))
+        cut(navigation(regime=regime, seeds=seeds), epochs=1)
+    cut(navigation(regime="L1", seeds=seeds, view_radius=2), epochs=1)
+    cut(navigation(regime="L1", seeds=seeds, agent="tools"), epochs=1)
+    cut(perception(regime="L1", seeds=seeds), limit=500)  # a perception call is small
+    cut(detection(regime="L1", seeds=seeds, prompt_set="minimal"))
+    cut(navigation(regime="L1", seeds=seeds, prompt_set="minimal"), epochs=1)
+    cut(detection(regime="L1", seeds=seeds, distractors=4))
+    cut(detection(regime="L1", seeds=seeds, memory="crops", modality="vision"))
+    cut(detection(regime="L1", seeds=seeds, edits=True))
+    cut(detection(regime="MA", seeds=seeds))
+    cut(navigation(regime="MA", seeds=seeds), epochs=1)
     return folder
 
 
 ALL_CUT_LIMIT = 3000
-LABELS = {"model", "obs", "regime", "strategy", "n", "B", "A vs B", "rate", "seeds"}
+LABELS = {"model", "obs", "modality", "regime", "strategy", "measure", "n", "B", "K", "A vs B", "rate", "seeds"}
 """Columns that name a row (or count its seeds), not a value the samples gave."""
 STATISTICS = ("Wilcoxon p", "Holm p", "sig", "significant", "McNemar", "Δ", "Pearson", "Spearman", "paper")
-"""Columns of a test's statistics (its row says what was cut in its pairs or seeds), and
-the paper's own values."""
+"""Columns of a test's statistics (its row says what was cut in its pairs, seeds or
+difference), and the paper's own values."""
+INSTANCES = {"p", "stale ratio mean [95 % CI]", "range", "stale entries a seed"}
+"""A p-value beside its difference, and MA's stale ratios: a property of the instances,
+which no model changes."""
 NO_SAMPLES = ("", "0", "missing", "—", "-")
 """Cells of no sample: a cell the logs do not cover, or an undefined value."""
 NOTE = re.compile(r" — \d+ of \d+ (samples|episodes) cut (by |\()")
@@ -193,20 +214,25 @@ def test_every_cell_of_a_report_of_cut_samples_says_how_many(all_cut: Path, tmp_
     """Every sample was cut: every value cell before the appendix says how many of its
     samples (or episodes), each sentence of the findings too, and every outcome table's
     rates add up to 100 %."""
-    assert read_logs(all_cut).cut().shape[0] == 28
+    results = read_logs(all_cut)
+    assert all(set(frame.limit) == {"token"} for frame in (results.detection, results.navigation))
     markdown = report_of(all_cut, tmp_path / "out").split("## Appendix: logs")[0]
     walked = 0
     for heading, header, body in tables(markdown):
         for row in body:
             assert len(row) == len(header), (heading, row)
             for column, cell in zip(header, row, strict=True):
-                if column in LABELS or column.startswith(STATISTICS) or cell in NO_SAMPLES:
+                if column in LABELS | INSTANCES or column.startswith(STATISTICS) or cell in NO_SAMPLES:
                     continue
                 walked += 1
                 assert NOTE.search(cell), f"{heading}: {column} = {cell!r} says nothing of the samples cut"
             if any(column.startswith(STATISTICS[:2]) for column in header):  # a test's row
                 assert any(NOTE.search(cell) for cell in row), (heading, row)
-    assert walked > 200
+    assert walked > 300
+    for part in ("## Fog", "## Tool-using navigator", "## Perception probe", "## Prompt sensitivity"):
+        assert part in markdown
+    for part in ("### Distractor entries", "### Memory as pictures", "### Memory edits", "(MA)"):
+        assert part in markdown
     for line in section(markdown, "## What was found").splitlines():
         if line.startswith("  - "):
             assert "cut by the token limit" in line, line
