@@ -362,7 +362,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                 cells, refs = [], []
                 for outcome in ends:
                     n = int(r[f"n_{outcome}"])
-                    cells.append((f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)") + cut)
+                    cells.append((f"{num(r[f'steps_{outcome}'], 1)} ({n} episodes)" if n else "- (0 episodes)") + cut)
                     paper_row = regime == paper.STEPS_REGIME and mode == PAPER_FILTER
                     value = paper.STEPS.get((ref_model, strategy, outcome)) if paper_row else None
                     if value is not None:
@@ -473,7 +473,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     for _, f in flags.iterrows():
         refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES)
         cut = cut_of(rows_matching(main[main.regime.isin(["L1", "L2"])], model=f.model, modality=f.modality))
-        rates = [f"{pct(f[c])} (n={int(f[c + '_n'])}){cut}" for c in FLAG_CELLS]
+        rates = [f"{pct(f[c])} ({int(f[c + '_n'])} entries){cut}" for c in FLAG_CELLS]
         flag_rows.append([name(f.model), str(f.modality), *rates, refs])
 
     tf = thaw_freeze(det)
@@ -487,8 +487,8 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                 name(t.model),
                 str(t.modality),
                 str(t.regime),
-                f"{pct(t.thaw)} (N={t.thaw_n}){cut}",
-                f"{pct(t.freeze)} (N={t.freeze_n}){cut}",
+                f"{pct(t.thaw)} ({t.thaw_n} entries){cut}",
+                f"{pct(t.freeze)} ({t.freeze_n} entries){cut}",
                 "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp{cut}",
                 refs,
             ]
