@@ -9,6 +9,8 @@ sample and no NoMemory episode."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -273,3 +275,30 @@ def test_the_study_s_closing_lines_count_the_samples_cut(tmp_path: Path, capsys:
     assert any(line.endswith(f"report {folder} --exclude-limited") for line in out)
     assert any("higher limit" in line and "inspect eval-retry" in line for line in out)
     assert out[-1].startswith("study complete:")
+
+
+BROWSER = next(
+    (found for name in ("chromium", "chromium-headless-shell", "google-chrome") if (found := shutil.which(name))), None
+)
+
+
+@pytest.mark.skipif(BROWSER is None, reason="needs Chromium (apt-get install -y chromium)")
+def test_following_the_link_opens_the_appendix_in_a_browser(logs: Path, tmp_path: Path) -> None:
+    """In headless Chromium: report.html#appendix-cut opens the list of samples cut
+    short and nothing else; a click on the warning's link does the same; without the
+    fragment every table stays folded."""
+    assert BROWSER is not None
+    report_of(logs, tmp_path)
+    page = tmp_path / "report.html"
+    click = tmp_path / "click.html"
+    script = "<script>setTimeout(function(){document.querySelector('a[href=\"#appendix-cut\"]').click()},100)</script>"
+    click.write_text(page.read_text().replace("</body>", script + "</body>"))
+
+    def opened(url: str) -> list[str]:
+        args = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000", "--dump-dom"]
+        dom = subprocess.run([*args, url], capture_output=True, text=True, timeout=120, check=True).stdout
+        return re.findall(r"<details open=\"\"><summary>([^<]*)</summary>", dom)
+
+    assert opened(f"{page.as_uri()}#appendix-cut") == ["4 sample(s) cut short"]
+    assert opened(click.as_uri()) == ["4 sample(s) cut short"]
+    assert opened(page.as_uri()) == []
