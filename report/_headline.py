@@ -15,7 +15,7 @@ written as nan.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,6 +272,18 @@ def summary_table(findings: Sequence[Finding]) -> Table:
 KIND_UNITS = {"detection": "detection samples", "navigation": "navigation episodes", "perception": "perception samples"}
 
 
+def cut_parts(limits: Mapping[str, Mapping[str, int]], totals: Mapping[str, int]) -> list[str]:
+    """``2 of 4 detection samples cut by the token limit`` for each task kind a limit cut
+    samples of (detection, navigation, perception, then any other): ``limits`` holds, per
+    task kind, how many samples each limit cut, ``totals`` the samples of each kind."""
+    kinds = [*(k for k in KIND_UNITS if k in limits), *sorted(k for k in limits if k not in KIND_UNITS)]
+    return [
+        cut_phrase(dict(sorted(limits[kind].items())), totals.get(kind, 0), KIND_UNITS.get(kind, f"{kind} samples"))
+        for kind in kinds
+        if sum(limits[kind].values())
+    ]
+
+
 def cut_warning(cut: pd.DataFrame, totals: dict[str, int], left_out: bool) -> str | None:
     """The report's first words when a sample limit cut samples short: how many of each
     task kind, by which limit, and what that does to the figures; None when none was.
@@ -282,13 +294,12 @@ def cut_warning(cut: pd.DataFrame, totals: dict[str, int], left_out: bool) -> st
     """
     if cut.empty:
         return None
-    parts = []
-    for kind, unit in KIND_UNITS.items():
-        part = cut[cut.kind == kind]
-        if len(part):
-            counts = {str(k): int(n) for k, n in part["limit"].value_counts().sort_index().items()}
-            total = totals.get(kind, 0) + (len(part) if left_out else 0)
-            parts.append(cut_phrase(counts, total, unit))
+    limits = {
+        str(kind): {str(k): int(n) for k, n in part["limit"].value_counts().sort_index().items()}
+        for kind, part in cut.groupby("kind")
+    }
+    read = {kind: totals.get(kind, 0) + (sum(limits[kind].values()) if left_out else 0) for kind in limits}
+    parts = cut_parts(limits, read)
     listed = "[Appendix: samples cut short](#appendix-cut) lists them"
     if left_out:
         return (

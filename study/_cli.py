@@ -348,7 +348,7 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     superseded = ""
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
-    cut = cut_short(study.log_dir)
+    cut = cut_short(study)
     if accounting.complete and interrupted is None:
         for line in cut:
             print(line)
@@ -383,46 +383,53 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 1
 
 
-def cut_short(log_dir: str) -> list[str]:
-    """The closing lines on the samples a sample limit cut short in ``log_dir``'s finished
-    logs, per task kind, and what to do about them; none when no sample was cut."""
-    from inspect_ai.log import list_eval_logs, read_eval_log, read_eval_log_sample_summaries
+def cut_short(study: Study) -> list[str]:
+    """The closing lines on the samples a sample limit cut short in the study's cells (the
+    newest finished log of each, as the report reads them), per task kind, and what to do
+    about them; none when no sample was cut."""
+    from inspect_ai.log import EvalLogInfo, list_eval_logs, read_eval_log, read_eval_log_sample_summaries
 
-    from spatialstale.report._document import cut_phrase
-    from spatialstale.report._headline import KIND_UNITS
+    from spatialstale.report import cut_parts
 
-    totals: Counter[str] = Counter()
-    limits: dict[str, Counter[str]] = {}
+    from ._run import Key, _key_of
+
+    cells = {cell.key for cell in study.cells}
+    newest: dict[Key, tuple[str, str, EvalLogInfo]] = {}
     try:
-        infos = list_eval_logs(log_dir)
+        infos = list_eval_logs(study.log_dir)
     except FileNotFoundError:
         infos = []
     for info in infos:
         try:
             header = read_eval_log(info, header_only=True)
-            if header.status != "success":  # a superseded attempt, or a cell not done
-                continue
-            summaries = read_eval_log_sample_summaries(info)
         except Exception:  # an unreadable log is counted by the report, not here
             continue
-        kind = header.eval.task.rsplit("/", 1)[-1]
+        key = _key_of(header.eval.model, header.eval.task, header.eval.task_args_passed)
+        if header.status != "success" or key not in cells:
+            continue
+        if key not in newest or header.eval.created > newest[key][0]:
+            newest[key] = (header.eval.created, header.eval.task.rsplit("/", 1)[-1], info)
+    totals: Counter[str] = Counter()
+    limits: dict[str, Counter[str]] = {}
+    for _, kind, info in newest.values():
+        try:
+            summaries = read_eval_log_sample_summaries(info)
+        except Exception:
+            continue
         for summary in summaries:
             totals[kind] += 1
             if summary.limit:
                 limits.setdefault(kind, Counter())[str(summary.limit)] += 1
-    parts = [
-        cut_phrase(dict(sorted(limits[kind].items())), totals[kind], KIND_UNITS.get(kind, f"{kind} samples"))
-        for kind in sorted(limits)
-    ]
+    parts = cut_parts(limits, totals)
     if not parts:
         return []
-    folder = shlex.quote(log_dir)
+    folder = shlex.quote(study.log_dir)
     return [
         f"study: {'; '.join(parts)}: a sample limit ended them before their work was done, and their scores count "
         "only what ran before it (the report marks every cell that includes them).",
         f"  the figures without them: {_executable('spatialstale')} report {folder} --exclude-limited",
         "  to finish them, run this study again with a higher limit (--token-limit, --message-limit, --time-limit) "
-        f"and --log-dir inside {folder} (e.g. {shlex.quote(log_dir.rstrip('/') + '/rerun')}): the report reads "
+        f"and --log-dir inside {folder} (e.g. {shlex.quote(study.log_dir.rstrip('/') + '/rerun')}): the report reads "
         "both, the newer sample wins; `inspect eval-retry` does not rerun a sample that ended on a limit.",
     ]
 
