@@ -363,6 +363,22 @@ def _embedded_image(folder: Path) -> ImageRule:
     return render
 
 
+OPEN_TARGET = (
+    "<script>"
+    # a link to an anchor (#appendix-cut) opens the folded table of its section: the
+    # <details> holding the anchor, or the first one after it before the next heading
+    "function openTarget(){var id=decodeURIComponent(location.hash.slice(1));"
+    "var el=id&&document.getElementById(id);if(!el)return;"
+    "for(var d=el.closest('details');d;d=d.parentElement&&d.parentElement.closest('details'))d.open=true;"
+    "var n=el;while(n.parentElement&&n.parentElement!==document.body)n=n.parentElement;"
+    "for(n=n.nextElementSibling;n&&!/^H[12]$/.test(n.tagName);n=n.nextElementSibling)"
+    "{if(n.tagName==='DETAILS'){n.open=true;break;}}el.scrollIntoView();}"
+    "window.addEventListener('hashchange',openTarget);window.addEventListener('DOMContentLoaded',openTarget);"
+    "</script>"
+)
+"""report.html's script that opens a folded section when a link to it is followed."""
+
+
 def to_html(markdown: str, figures_dir: Path) -> str:
     """The Markdown as one self-contained HTML page: figures from ``figures_dir`` are
     embedded as data URIs."""
@@ -370,7 +386,7 @@ def to_html(markdown: str, figures_dir: Path) -> str:
     md.add_render_rule("image", _embedded_image(figures_dir))
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(TITLE)}</title><style>{STYLE}</style></head><body>\n"
+        f"<title>{html.escape(TITLE)}</title><style>{STYLE}</style>{OPEN_TARGET}</head><body>\n"
         + str(md.render(markdown))
         + "</body></html>\n"
     )

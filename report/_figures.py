@@ -71,8 +71,23 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
-def _legend_right(ax: Axes, title: str | None = None) -> None:
-    ax.legend(title=title, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+def _legend_right(ax: Axes, title: str | None = None, handles: list[Artist] | None = None) -> None:
+    extra = {"handles": handles} if handles is not None else {}
+    ax.legend(title=title, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **extra)
+
+
+def _bar_legend(ax: Axes, hatched: bool) -> list[Artist]:
+    """The legend of ``ax``'s bars as plain swatches (whatever bar was hatched first),
+    and a hatched swatch for the bars that include samples a limit cut, when any does."""
+    handles, labels = ax.get_legend_handles_labels()
+    swatches: list[Artist] = []
+    for handle, label in zip(handles, labels, strict=True):
+        patches = getattr(handle, "patches", None)
+        colour = patches[0].get_facecolor() if patches else "grey"
+        swatches.append(Patch(facecolor=colour, label=label))
+    if hatched:
+        swatches.append(Patch(facecolor="white", edgecolor="black", hatch=CUT_HATCH, label="cut by a limit"))
+    return swatches
 
 
 UNIT_TOP = 1.05
@@ -120,8 +135,21 @@ def _models(frame: pd.DataFrame) -> list[str]:
     return sorted(frame.model.unique())
 
 
-def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
-    """F1 by model x regime x modality, mean ± std over seeds (one panel per regime)."""
+CUT_HATCH = "///"
+"""The hatching of a bar whose samples include some a sample limit cut short."""
+Cut = dict[tuple[str, ...], tuple[int, int]]
+"""(cut, total) samples or episodes behind each bar, by its key."""
+
+
+def _cut_title(title: str, counts: list[tuple[int, int]], unit: str) -> str:
+    """A panel's title, and under it how many of its ``unit`` a sample limit cut (hatched bars)."""
+    cut, total = sum(c for c, _ in counts), sum(t for _, t in counts)
+    return f"{title}\n{cut} of {total} {unit} cut by a limit (hatched)" if cut else title
+
+
+def fig3_f1(summary: pd.DataFrame, path: Path, cut: Cut | None = None) -> Path | None:
+    """F1 by model x regime x modality, mean ± std over seeds (one panel per regime);
+    ``cut``: (cut, total) samples per (model, regime, modality), hatched where any was cut."""
     if summary.empty:
         return None
     models = _models(summary)
@@ -134,13 +162,15 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
     for ax, regime in zip(axes[0], regimes, strict=True):
         x = np.arange(len(models))
         ax.set_xlim(-0.6, len(models) - 0.4)  # room for the outer bars' labels
+        counts = []
         for k, modality in enumerate(modalities):
             means, stds = [], []
             for model in models:
                 cell = summary[(summary.model == model) & (summary.regime == regime) & (summary.modality == modality)]
                 means.append(cell.f1_mean.iloc[0] if len(cell) else math.nan)
                 stds.append(cell.f1_std.iloc[0] if len(cell) else math.nan)
-            ax.bar(
+                counts.append((cut or {}).get((str(model), str(regime), modality), (0, 0)))
+            bars = ax.bar(
                 x + (k - (len(modalities) - 1) / 2) * width,
                 means,
                 width,
@@ -149,14 +179,19 @@ def fig3_f1(summary: pd.DataFrame, path: Path) -> Path | None:
                 label=modality,
                 color=MODALITY_COLOURS[modality],
             )
+            for bar, (n_cut, _) in zip(bars, counts[-len(models) :], strict=True):
+                if n_cut:
+                    bar.set_hatch(CUT_HATCH)
             _label_bars(ax, x + (k - (len(modalities) - 1) / 2) * width, means, stds)
-        ax.set_title(regime)
+        ax.set_title(_cut_title(regime, counts, "samples"), fontsize=9)
         ax.set_xticks(x, [wrap(short(m), 18) for m in models], fontsize=8)
         _unit_axis(ax)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("detection F1 (mean ± std over seeds)")
-    _legend_right(axes[0][-1], title="observation")
-    fig.suptitle("Fig. 3: stale-entry detection F1 by model, regime and modality")
+    hatched = any(n for n, _ in (cut or {}).values())
+    _legend_right(axes[0][-1], title="observation", handles=_bar_legend(axes[0][-1], hatched))
+    # a panel's second title line (its samples cut) needs the room
+    fig.suptitle("Fig. 3: stale-entry detection F1 by model, regime and modality", y=1.04 if hatched else 0.98)
     return _save(fig, path)
 
 
@@ -208,17 +243,21 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
         _unit_axis(ax)
         x = np.arange(len(regimes))
         ax.set_xlim(-0.6, len(regimes) - 0.4)  # room for the outer bars' labels
+        counts = []
         for k, strategy in enumerate(strategies):
-            values, low, high = [], [], []
+            values, low, high, cut_bars = [], [], [], []
             for regime in regimes:
                 cell = part[(part.model == model) & (part.regime == regime) & (part.strategy == strategy)]
                 v = cell.success.iloc[0] if len(cell) else math.nan
                 values.append(v)
+                n_cut = int(cell.n_limited.iloc[0]) if len(cell) and "n_limited" in cell else 0
+                counts.append((n_cut, int(cell.episodes.iloc[0]) if len(cell) else 0))
+                cut_bars.append(n_cut > 0)
                 lo = cell.success_low.iloc[0] if len(cell) else math.nan
                 hi = cell.success_high.iloc[0] if len(cell) else math.nan
                 low.append(0 if math.isnan(lo) else v - lo)
                 high.append(0 if math.isnan(hi) else hi - v)
-            ax.bar(
+            bars = ax.bar(
                 x + (k - (len(strategies) - 1) / 2) * width,
                 values,
                 width,
@@ -227,12 +266,16 @@ def fig5_filtering(rates: pd.DataFrame, path: Path) -> Path | None:
                 label=STRATEGY_NAMES.get(strategy, strategy),
                 color=STRATEGY_COLOURS.get(strategy, "black"),
             )
+            for bar, hatch in zip(bars, cut_bars, strict=True):
+                if hatch:
+                    bar.set_hatch(CUT_HATCH)
             _label_bars(ax, x + (k - (len(strategies) - 1) / 2) * width, values, high)
         ax.set_xticks(x, regimes)
-        ax.set_title(wrap(short(model), 34), fontsize=9)
+        ax.set_title(_cut_title(wrap(short(model), 34), counts, "episodes"), fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("success rate (95% bootstrap CI over seeds)")
-    _legend_right(axes[0][-1])
+    hatched = bool(len(part)) and "n_limited" in part and bool((part.n_limited > 0).any())
+    _legend_right(axes[0][-1], handles=_bar_legend(axes[0][-1], hatched))
     fig.suptitle("Fig. 5: filtering intervention: NoFilter vs OMCD vs Oracle")
     return _save(fig, path)
 

@@ -15,7 +15,7 @@ written as nan.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,7 +123,8 @@ class Finding:
     f1: dict[str, tuple[float, float, float, int, str]]
     """modality -> (mean F1, CI low, CI high, defined units, what limits cut of its samples)."""
     unflagged: tuple[int, int]
-    """(seeds on which nothing was flagged: precision undefined, detection seeds)."""
+    """(samples, one per (regime, modality, seed), on which nothing was flagged: precision
+    undefined; detection samples)."""
     vision_vs_text: tuple[float, float, int, int] | None
     """(mean difference vision - text, p, pairs, non-zero pairs)."""
     deaths: dict[str, tuple[float, float, float, str]]
@@ -199,9 +200,9 @@ def _sentences(f: Finding) -> list[str]:
         if f.vision_vs_text is not None:
             d, p, n, nonzero = f.vision_vs_text
             text += f"; vision - text {d:+.2f} ({wilcoxon_words(n, nonzero, p)})"
-        none, seeds = f.unflagged
+        none, samples = f.unflagged
         if none:
-            text += f"; it flagged nothing on {none} of {seeds} seeds (precision undefined there, not 0)"
+            text += f"; it flagged nothing on {none} of {samples} samples (precision undefined there, not 0)"
         out.append(text + ".")
     if f.deaths:
         regimes = dict(f.nofilter_by_regime) if len(f.nofilter_by_regime) > 1 else {}
@@ -227,10 +228,12 @@ def _sentences(f: Finding) -> list[str]:
     return out
 
 
-def _f1_ci(low: float, high: float, seeds: int, cut: str = "") -> str:
+def _f1_ci(low: float, high: float, units: int, cut: str = "") -> str:
+    """The interval of a modality's F1 and its units: F1 pools regimes, so a unit is a
+    (regime, seed) (one detection sample), not a seed."""
     if nan(low) or nan(high):
-        return f" ({seeds} seeds, {NO_CI}{cut})"
-    return f" [95 % CI {low:.2f}, {high:.2f}] ({seeds} seeds{cut})"
+        return f" ({units} (regime, seed) units, {NO_CI}{cut})"
+    return f" [95 % CI {low:.2f}, {high:.2f}] ({units} (regime, seed) units{cut})"
 
 
 def headline(det: pd.DataFrame, nav: pd.DataFrame) -> dict[str, object] | None:
@@ -259,14 +262,26 @@ def summary_table(findings: Sequence[Finding]) -> Table:
         row += [f"{f.f1[m][0]:.2f}{f.f1[m][4]}" if m in f.f1 else MISSING for m in modalities]
         row += [share(f.deaths[s][0]) + f.deaths[s][3] if s in f.deaths else MISSING for s in strategies]
         if any(x.tax for x in findings):
-            row.append(f"{100 * f.tax.difference:+.0f} (p = {pvalue(f.tax.p)})" if f.tax else UNDEFINED)
+            row.append(f"{100 * f.tax.difference:+.0f} (p = {pvalue(f.tax.p)}){f.tax.cut}" if f.tax else UNDEFINED)
         if any(x.gap for x in findings):
-            row.append(f"{100 * f.gap.difference:+.0f} (p = {pvalue(f.gap.p)})" if f.gap else UNDEFINED)
+            row.append(f"{100 * f.gap.difference:+.0f} (p = {pvalue(f.gap.p)}){f.gap.cut}" if f.gap else UNDEFINED)
         rows.append(row)
     return Table(header, rows)
 
 
 KIND_UNITS = {"detection": "detection samples", "navigation": "navigation episodes", "perception": "perception samples"}
+
+
+def cut_parts(limits: Mapping[str, Mapping[str, int]], totals: Mapping[str, int]) -> list[str]:
+    """``2 of 4 detection samples cut by the token limit`` for each task kind a limit cut
+    samples of (detection, navigation, perception, then any other): ``limits`` holds, per
+    task kind, how many samples each limit cut, ``totals`` the samples of each kind."""
+    kinds = [*(k for k in KIND_UNITS if k in limits), *sorted(k for k in limits if k not in KIND_UNITS)]
+    return [
+        cut_phrase(dict(sorted(limits[kind].items())), totals.get(kind, 0), KIND_UNITS.get(kind, f"{kind} samples"))
+        for kind in kinds
+        if sum(limits[kind].values())
+    ]
 
 
 def cut_warning(cut: pd.DataFrame, totals: dict[str, int], left_out: bool) -> str | None:
@@ -279,13 +294,12 @@ def cut_warning(cut: pd.DataFrame, totals: dict[str, int], left_out: bool) -> st
     """
     if cut.empty:
         return None
-    parts = []
-    for kind, unit in KIND_UNITS.items():
-        part = cut[cut.kind == kind]
-        if len(part):
-            counts = {str(k): int(n) for k, n in part["limit"].value_counts().sort_index().items()}
-            total = totals.get(kind, 0) + (len(part) if left_out else 0)
-            parts.append(cut_phrase(counts, total, unit))
+    limits = {
+        str(kind): {str(k): int(n) for k, n in part["limit"].value_counts().sort_index().items()}
+        for kind, part in cut.groupby("kind")
+    }
+    read = {kind: totals.get(kind, 0) + (sum(limits[kind].values()) if left_out else 0) for kind in limits}
+    parts = cut_parts(limits, read)
     listed = "[Appendix: samples cut short](#appendix-cut) lists them"
     if left_out:
         return (

@@ -169,6 +169,17 @@ def per_seed_rates(nav: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+LIMITED = "limited"
+"""The rate column of the episodes a sample limit cut short (outcome neither success,
+death nor timeout): with it a row's outcome rates add up to 1."""
+
+
+def limited(nav: pd.DataFrame) -> pd.Series:
+    """Whether each episode of ``nav`` was cut short by a sample limit before it ended."""
+    cut = nav["limit"].fillna("") != "" if "limit" in nav.columns else pd.Series(False, index=nav.index)
+    return cut & ~nav["outcome"].isin(ENDS)
+
+
 RATE_COLUMNS = (
     *CELL,
     "strategy",
@@ -177,14 +188,15 @@ RATE_COLUMNS = (
     "seeds",
     "fallbacks",
     "died_on_stale",
-    *(f"{part}{outcome}" for outcome in ENDS for part in ("", "steps_", "n_")),
+    *(f"{part}{outcome}" for outcome in (*ENDS, LIMITED) for part in ("", "steps_", "n_")),
     *(f"{outcome}_{end}" for outcome in ("success", "death") for end in ("low", "high")),
 )
 
 
 def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
     """Table 3: per (model, regime, modality, strategy, axes) the outcome rates over
-    episodes, with seeded bootstrap CIs over seeds and mean steps by outcome."""
+    episodes, with seeded bootstrap CIs over seeds and mean steps by outcome; the
+    episodes a sample limit cut are the outcome :data:`LIMITED`, so the rates add up to 1."""
     rows = []
     nav = with_axes(nav)
     seeds = per_seed_rates(nav)
@@ -204,6 +216,10 @@ def outcome_rates(nav: pd.DataFrame) -> pd.DataFrame:
             steps = group.loc[group.outcome == outcome, "steps"]
             row[f"steps_{outcome}"] = float(steps.mean()) if len(steps) else math.nan
             row[f"n_{outcome}"] = len(steps)
+        cut = limited(group)
+        row[LIMITED] = float(cut.mean())
+        row[f"steps_{LIMITED}"] = float(group.steps[cut].mean()) if cut.any() else math.nan
+        row[f"n_{LIMITED}"] = int(cut.sum())
         for outcome in ("success", "death"):
             row[f"{outcome}_low"], row[f"{outcome}_high"] = bootstrap_ci(list(per_seed[outcome]))
         rows.append(row)

@@ -16,11 +16,14 @@ from spatialstale.protocol import ReportSweep, extension_sweeps
 from . import _figures as figures
 from . import _perception as probe
 from . import _prompt_sets as prompt_sets
+from ._detection_stats import main_detection
 from ._document import (
     MISSING,
     Figure,
     Links,
     Table,
+    cut_note,
+    cut_of,
     evidence,
     first_row,
     name,
@@ -28,6 +31,7 @@ from ._document import (
     num,
     pct,
     pvalue,
+    rows_matching,
     with_ci,
 )
 from ._load import row_axes
@@ -43,6 +47,7 @@ from ._navigation_stats import (
     matching,
     nomemory_bound,
     outcome_rates,
+    paper_cells,
     regime_order,
     strategy_label,
     strategy_order,
@@ -212,8 +217,12 @@ def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Pat
     """The perception probe beside detection and OMCD: is a low F1 memory or sight?"""
     table = probe.probe_table(per, det, nav)
     rows = []
+    # the samples behind each column, as probe_table reads them
+    main_det = main_detection(det) if not det.empty else det
+    omcd = rows_matching(with_axes(nav), strategy="omcd", filter=PAPER_FILTER) if not nav.empty else nav
     for r in probe.probe_summary(table).itertuples():
         keys = {"model": r.model, "regime": r.regime, "modality": r.modality}
+        cut = cut_note(main_detection(per), **keys)
         rows.append(
             [
                 name(r.model),
@@ -221,11 +230,11 @@ def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Pat
                 str(r.modality),
                 str(r.seeds),
                 evidence(num(r.accuracy), per, links, **keys),
-                num(r.balanced_accuracy),
-                num(r.hole_recall),
-                num(r.ice_recall),
-                MISSING if nan(r.detection_f1) else num(r.detection_f1),
-                MISSING if nan(r.omcd_success) else pct(r.omcd_success),
+                num(r.balanced_accuracy) + cut,
+                num(r.hole_recall) + cut,
+                num(r.ice_recall) + cut,
+                MISSING if nan(r.detection_f1) else num(r.detection_f1) + cut_note(main_det, **keys),
+                MISSING if nan(r.omcd_success) else pct(r.omcd_success) + cut_note(omcd, **keys),
             ]
         )
     header = ["model", "regime", "modality", "seeds", "accuracy", "balanced accuracy", "hole recall", "ice recall"]
@@ -247,13 +256,25 @@ def prompt_sensitivity(det: pd.DataFrame, nav: pd.DataFrame, sets: list[str], ba
     header = ["model", "regime", "modality", "measure", *[f"`{n}`" for n in sets]]
     header += [h for n in others for h in (f"`{n}` Δ", "p")]
     rows = []
+    main_det, paper_nav = main_detection(det) if not det.empty else det, paper_cells(nav) if not nav.empty else nav
     for r in table.to_dict("records"):
-        measure = "F1" if r["strategy"] == prompt_sets.DETECTION_MEASURE else f"{r['strategy']} {r['metric']}"
+        detection = r["strategy"] == prompt_sets.DETECTION_MEASURE
+        measure = "F1" if detection else f"{r['strategy']} {r['metric']}"
+        keys = {"model": r["model"], "regime": r["regime"], "modality": r["modality"]}
+        frame = main_det if detection else rows_matching(paper_nav, strategy=r["strategy"])
+
+        def cut(*names: str, frame: pd.DataFrame = frame, keys: dict[str, object] = keys) -> str:
+            # the samples a value (or a change between sets) reads: each set's of the cell
+            return cut_of(rows_matching(frame, **keys)[lambda f: f[prompt_sets.PROMPT_SET_KEY].isin(names)])
+
         cells = [name(r["model"]), str(r["regime"]), str(r["modality"]), measure]
-        cells += [MISSING if nan(r.get(n)) else num(float(r[n])) for n in sets]
+        cells += [MISSING if nan(r.get(n)) else num(float(r[n])) + cut(n) for n in sets]
         for n in others:
             delta, p = r.get(f"{n} Δ"), r.get(f"{n} p_holm")
-            cells += ["-" if nan(delta) else f"{float(delta):+.3f}", "-" if nan(p) else pvalue(float(p))]
+            cells += [
+                "-" if nan(delta) else f"{float(delta):+.3f}" + cut(n, baseline),
+                "-" if nan(p) else pvalue(float(p)),
+            ]
         rows.append(cells)
     robust = prompt_sets.contrast_robustness(nav) if not nav.empty else pd.DataFrame()
     holds = robust[robust.holds_under_every_set.astype(bool)] if not robust.empty else robust
@@ -296,6 +317,7 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
             tokens = f"{r.audit_tokens:,.0f}"
         else:
             calls = tokens = NOT_RECORDED
+        cut = cut_note(nav, **keys)
         rows.append(
             [
                 name(r.model),
@@ -303,9 +325,9 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
                 str(r.regime),
                 label,
                 evidence(f"{r.episodes}", nav, links, **keys),
-                calls,
-                tokens,
-                _with_interval(r.death, r.death_low, r.death_high, pct),
+                calls + cut,
+                tokens + cut,
+                _with_interval(r.death, r.death_low, r.death_high, pct) + cut,
             ]
         )
     header = ["model", "obs", "regime", "strategy", "episodes", "audit calls / episode [95% CI]"]
@@ -320,7 +342,8 @@ def safety_cost(nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]
             figures.fig_safety_cost(drawn, out / "fig12_safety_cost.png"),
             "Fig. 12 (ours): audit model calls per episode (x) against death rate (y), a point per model, "
             "strategy and regime with 95 % bootstrap intervals over seeds where there is one. A strategy down and "
-            "to the left of another is cheaper and safer; one up and to the right costs more and dies more",
+            "to the left of another is cheaper and safer; one up and to the right costs more and dies more"
+            + cut_of(rows_matching(with_axes(nav), filter=PAPER_FILTER)),
         ),
     }
 

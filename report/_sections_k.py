@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,7 @@ import pandas as pd
 from spatialstale.env import CHANGE_REGIMES, ChangeRegime, RegimeError, regime_of
 from spatialstale.protocol import ReportColumn, ReportPart, ReportTable, compared_axes, extension_reports
 
-from ._document import MISSING, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue
+from ._document import MISSING, Links, Table, cut_of, evidence, link, log_of, name, nan, num, pvalue, unit_of
 from ._figures import STRATEGY_NAMES
 from ._load import paper_value
 from ._navigation_stats import matching, pooled, regimes_in, strategies_in
@@ -120,6 +120,8 @@ class Compared:
     delta: str
     p: str
     base_mean: str
+    base: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """The same cell's runs at the paper's value, which ``base_mean`` and ``delta`` read."""
 
     def cell(self, column: ReportColumn, axis: str) -> str:
         shows = column.shows
@@ -129,8 +131,20 @@ class Compared:
             return STRATEGY_NAMES.get(str(self.keys["strategy"]), str(self.keys["strategy"]))
         if shows in ("regime", "modality", "value"):
             return str(self.keys[axis if shows == "value" else shows])
-        fixed = {"seeds": str(self.seeds), "runs": self.runs, "base": self.base_mean, "delta": self.delta, "p": self.p}
-        return fixed[shows] if shows in fixed else _shown(column, self.part)
+        # what the limits cut of the samples each value reads (``runs`` says it already)
+        base_cut = cut_of(self.base, unit_of(self.part)) if not self.base.empty else ""
+        both = cut_of(pd.concat([self.part, self.base]), unit_of(self.part)) if not self.base.empty else ""
+        fixed = {
+            "seeds": str(self.seeds),
+            "runs": self.runs,
+            "base": self.base_mean + (base_cut if self.base_mean != MISSING else ""),
+            "delta": self.delta + (both if self.delta not in ("", "-", MISSING) else ""),
+            "p": self.p,
+        }
+        if shows in fixed:
+            return fixed[shows]
+        value = _shown(column, self.part)
+        return value if value in ("", "-", MISSING) else value + cut_of(self.part)
 
 
 def _detection_rows(det: pd.DataFrame, axis: str, links: Links) -> list[Compared]:
@@ -145,7 +159,7 @@ def _detection_rows(det: pd.DataFrame, axis: str, links: Links) -> list[Compared
         delta, p = _paired(part, base, "f1")
         shown = link(_mean_ci(part.f1), links.href(log_of(runs, **keys))) + cut_of(part)
         base_mean = _mean_ci(base.f1) if not base.empty else MISSING
-        out.append(Compared(keys, part, part.seed.nunique(), shown, delta, p, base_mean))
+        out.append(Compared(keys, part, part.seed.nunique(), shown, delta, p, base_mean, base))
     return out
 
 
@@ -164,7 +178,7 @@ def _navigation_rows(nav: pd.DataFrame, axis: str, links: Links) -> list[Compare
             source = log_of(runs, **keys, strategy=strategy)
             shown = link(_mean_ci(rates.death, as_pct=True), links.href(source)) + cut_of(part)
             base_mean = _mean_ci(base_rates.death, as_pct=True) if not base.empty else MISSING
-            row = Compared({**keys, "strategy": strategy}, part, len(rates), shown, delta, p, base_mean)
+            row = Compared({**keys, "strategy": strategy}, part, len(rates), shown, delta, p, base_mean, base)
             out.append(row)
     return out
 
@@ -233,19 +247,22 @@ def regime_part(regime: ChangeRegime, det: pd.DataFrame, nav: pd.DataFrame, link
                 part = cell[(cell.regime == own) & (cell.strategy == strategy)]
                 per_seed = part.groupby("seed")[["success", "death"]].mean()
                 keys = {"model": model, "modality": modality, "regime": own, "strategy": strategy}
+                cut = cut_of(part)
                 row = [
                     name(model),
                     str(modality),
                     STRATEGY_NAMES.get(strategy, strategy),
                     str(len(per_seed)),
                     evidence(_mean_ci(per_seed.success, as_pct=True), nav, links, **keys),
-                    _mean_ci(per_seed.death, as_pct=True),
-                    _mean_ci(part.groupby("seed").died_on_stale.mean(), as_pct=True),
+                    _mean_ci(per_seed.death, as_pct=True) + cut,
+                    _mean_ci(part.groupby("seed").died_on_stale.mean(), as_pct=True) + cut,
                 ]
                 for r in beside:
                     other = cell[(cell.regime == r) & (cell.strategy == strategy)]
                     row.append(
-                        _mean_ci(other.groupby("seed").death.mean(), as_pct=True) if not other.empty else MISSING
+                        _mean_ci(other.groupby("seed").death.mean(), as_pct=True) + cut_of(other)
+                        if not other.empty
+                        else MISSING
                     )
                 rows.append(row)
         header = ["model", "modality", "strategy", "seeds", f"success {own}", f"death {own}", "death on a stale entry"]

@@ -58,6 +58,7 @@ from ._inventory import inventory
 from ._load import FLAG_CELLS, Results
 from ._navigation_stats import (
     FILTER,
+    LIMITED,
     MAIN_GRID_SIZE,
     PAPER_FILTER,
     POOLED_REGIMES,
@@ -297,6 +298,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                 rows.append(row)
         table3.append((modality, Table(["model", "strategy", *(f"{r} SR / Death" for r in regimes)], rows)))
 
+    any_cut = bool((rates[f"n_{LIMITED}"] > 0).any()) if len(rates) else False
     detail = []
     for model in models:
         ref_model = paper.paper_model(model)
@@ -307,10 +309,12 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                     keys = {"model": model, "regime": regime, "modality": modality, "strategy": strategy}
                     r = first_row(rates, **keys, filter=mode)
                     if r is None:
-                        detail.append([name(model), modality, regime, label, "0", MISSING, "", "", "", "", ""])
+                        empty = ["0", MISSING, "", "", *([""] if any_cut else []), ""]
+                        detail.append([name(model), modality, regime, label, *empty, "", ""])
                         continue
                     paper_row = modality == "text" and mode == PAPER_FILTER
                     ref = paper.NAVIGATION.get((ref_model or "", regime, strategy)) if paper_row else None
+                    cut = cut_note(nav, **keys, filter=mode)
                     detail.append(
                         [
                             name(model),
@@ -318,16 +322,18 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                             regime,
                             label,
                             evidence(f"{r.episodes} ({r.seeds} seeds)", nav, links, **keys, filter=mode),
-                            with_ci(pct(r.success), r.success_low, r.success_high, pct),
-                            with_ci(pct(r.death), r.death_low, r.death_high, pct),
-                            pct(r.timeout),
-                            f"{r.fallbacks} / {r.died_on_stale}",
+                            with_ci(pct(r.success), r.success_low, r.success_high, pct) + cut,
+                            with_ci(pct(r.death), r.death_low, r.death_high, pct) + cut,
+                            pct(r.timeout) + cut,
+                            *([pct(r[LIMITED]) + cut] if any_cut else []),
+                            f"{r.fallbacks} / {r.died_on_stale}{cut}",
                             beside(r.success, ref["success"]) if ref else "",
                             beside(r.death, ref["death"]) if ref else "",
                         ]
                     )
     detail_header = ["model", "obs", "regime", "strategy", "episodes", "success [95% CI]", "death [95% CI]"]
-    detail_header += ["timeout", "fallbacks / died on stale", "paper success", "paper death"]
+    detail_header += ["timeout", *(["cut by a limit"] if any_cut else []), "fallbacks / died on stale"]
+    detail_header += ["paper success", "paper death"]
 
     tests = strategy_tests(nav)
     test_rows = []
@@ -341,6 +347,7 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         a, b = strategy_label(t.a, t[FILTER], names), strategy_label(t.b, t[FILTER], names)
         test_rows.append(test_row(t, a, b, extra=contrast or "", cut=tested_cut(nav, t, FILTER)))
 
+    ends = ("success", "death", "timeout", *([LIMITED] if any_cut else []))
     steps = []
     for model in models:
         ref_model = paper.paper_model(model) or ""
@@ -349,22 +356,24 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
                 label = strategy_label(strategy, mode)
                 r = first_row(rates, model=model, regime=regime, strategy=strategy, filter=mode)
                 if r is None:
-                    steps.append([name(model), regime, label, MISSING, MISSING, MISSING, ""])
+                    steps.append([name(model), regime, label, *(MISSING for _ in ends), ""])
                     continue
+                cut = cut_note(nav, model=model, regime=regime, strategy=strategy, filter=mode)
                 cells, refs = [], []
-                for outcome in ("success", "death", "timeout"):
+                for outcome in ends:
                     n = int(r[f"n_{outcome}"])
-                    cells.append(f"{num(r[f'steps_{outcome}'], 1)} (n={n})" if n else "- (n=0)")
+                    cells.append((f"{num(r[f'steps_{outcome}'], 1)} ({n} episodes)" if n else "- (0 episodes)") + cut)
                     paper_row = regime == paper.STEPS_REGIME and mode == PAPER_FILTER
                     value = paper.STEPS.get((ref_model, strategy, outcome)) if paper_row else None
                     if value is not None:
                         refs.append(f"{outcome} {beside(r[f'steps_{outcome}'], value, as_pct=False, digits=1)}")
-                cells[0] += cut_note(nav, model=model, regime=regime, strategy=strategy, filter=mode)
                 steps.append([name(model), regime, label, *cells, "; ".join(refs)])
+    steps_header = ["model", "regime", "strategy", *(f"{'cut' if e == LIMITED else e} steps" for e in ends), "paper"]
 
     return {
         "beyond": _beyond(regimes),
         "table3": table3,
+        "any_cut": any_cut,
         "detail": Table(detail_header, detail),
         "tests": Table(["model", "regime", *TEST_HEADER, "paper"], test_rows),
         "n_tests": len(tests),
@@ -372,15 +381,14 @@ def navigation(nav: pd.DataFrame, rates: pd.DataFrame, out: Path, links: Links) 
         "unreachable": unreachable(tests, "seeds", "tests", "Table 3 holds their rates") if len(tests) else "",
         "fig5": Figure(
             figures.fig5_filtering(paper_rates, out / "fig5_filtering.png"),
-            "Fig. 5: success rate, 95 % bootstrap CI over seeds (none with fewer than 5 seeds or every seed alike)",
+            "Fig. 5: success rate, 95 % bootstrap CI over seeds (none with fewer than 5 seeds or every seed alike)"
+            + _hatched(nav[nav.strategy.isin(["nofilter", "omcd", "oracle"]) & (nav[FILTER] == PAPER_FILTER)]),
         ),
-        "steps": Table(
-            ["model", "regime", "strategy", "success steps", "death steps", "timeout steps", "paper"], steps
-        ),
+        "steps": Table(steps_header, steps),
         "fig6": Figure(
             # pooled over the paper's regimes (and the static grid), as the paper pools them
             figures.fig6_steps(pooled(paper_rates), out / "fig6_steps.png"),
-            "Fig. 6: mean steps by outcome and strategy",
+            "Fig. 6: mean steps by outcome and strategy" + cut_of(pooled(nav[nav[FILTER] == PAPER_FILTER])),
         ),
     }
 
@@ -406,6 +414,7 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                     f1_rows.append([name(model), modality, regime, "0", MISSING, "", "", "", "", ""])
                     continue
                 keys = {"model": model, "regime": regime, "modality": modality, "batch_size": r.batch_size}
+                cut = cut_note(main, **keys)
                 f1_rows.append(
                     [
                         name(model),
@@ -413,10 +422,10 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
                         regime,
                         f"{r.seeds} (B={r.batch_size})",
                         evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", main, links, **keys),
-                        ci(r.f1_low, r.f1_high),
-                        f"{num(r.precision)} / {num(r.recall)}",
-                        f"{r.calls_per_seed:.1f}",
-                        f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}",
+                        ci(r.f1_low, r.f1_high) + cut,
+                        f"{num(r.precision)} / {num(r.recall)}{cut}",
+                        f"{r.calls_per_seed:.1f}{cut}",
+                        f"{r.unparseable} / {r.unanswered} / {r.unknown_ids}{cut}",
                         "",
                     ]
                 )
@@ -424,13 +433,14 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
             ref = paper.DETECTION_F1.get((ref_model, modality))
             if ref is not None and len(overall):
                 mean = float(overall.f1_mean.mean())
+                cut = cut_of(pooled(rows_matching(main, model=model, modality=modality)))
                 f1_rows.append(
                     [
                         name(model),
                         modality,
                         "mean of L1-L3",
                         "",
-                        f"{mean:.3f}",
+                        f"{mean:.3f}{cut}",
                         "",
                         "",
                         "",
@@ -462,8 +472,8 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     flag_rows = []
     for _, f in flags.iterrows():
         refs = _vision_refs(f, FLAG_CELLS, paper.FLAG_RATES)
-        rates = [f"{pct(f[c])} (n={int(f[c + '_n'])})" for c in FLAG_CELLS]
-        rates[0] += cut_of(rows_matching(main[main.regime.isin(["L1", "L2"])], model=f.model, modality=f.modality))
+        cut = cut_of(rows_matching(main[main.regime.isin(["L1", "L2"])], model=f.model, modality=f.modality))
+        rates = [f"{pct(f[c])} ({int(f[c + '_n'])} entries){cut}" for c in FLAG_CELLS]
         flag_rows.append([name(f.model), str(f.modality), *rates, refs])
 
     tf = thaw_freeze(det)
@@ -471,14 +481,15 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     for _, t in tf.iterrows():
         refs = _vision_refs(t, ("thaw", "freeze"), paper.THAW_FREEZE, t.regime)
         gap = t.thaw - t.freeze
+        cut = cut_note(main, model=t.model, modality=t.modality, regime=t.regime)
         tf_rows.append(
             [
                 name(t.model),
                 str(t.modality),
                 str(t.regime),
-                f"{pct(t.thaw)} (N={t.thaw_n}){cut_note(main, model=t.model, modality=t.modality, regime=t.regime)}",
-                f"{pct(t.freeze)} (N={t.freeze_n})",
-                "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp",
+                f"{pct(t.thaw)} ({t.thaw_n} entries){cut}",
+                f"{pct(t.freeze)} ({t.freeze_n} entries){cut}",
+                "-" if math.isnan(gap) else f"{100 * gap:+.1f} pp{cut}",
                 refs,
             ]
         )
@@ -497,35 +508,68 @@ def detection(det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> 
     return {
         "beyond": _beyond(regime_order(summary.regime)),
         "f1": Table(f1_header, f1_rows),
-        "fig3": Figure(figures.fig3_f1(summary, out / "fig3_f1.png"), "Fig. 3: detection F1, mean ± std over seeds"),
+        "fig3": Figure(
+            figures.fig3_f1(summary, out / "fig3_f1.png", _cut_by(main, ["model", "regime", "modality"])),
+            "Fig. 3: detection F1, mean ± std over seeds" + _hatched(main),
+        ),
         "modality_tests": Table(
-            ["model", "pairs (≠ 0)", "Δ F1 (vision - text)", "Wilcoxon p (exact)", "Holm p", "significant", "paper"],
+            MODALITY_TEST_HEADER,
             mod_rows,
         ),
         "n_modality_tests": len(mod),
         "modality_unreachable": unreachable(mod, "pairs", "model tests", "Fig. 3 holds their F1") if len(mod) else "",
         "flags": Table(["model", "obs", *FLAG_CELLS, "paper"], flag_rows),
-        "fig4": Figure(figures.fig4_flags(flags, out / "fig4_flags.png"), "Fig. 4: flag rate by claim x truth"),
+        "fig4": Figure(
+            figures.fig4_flags(flags, out / "fig4_flags.png"),
+            "Fig. 4: flag rate by claim x truth" + cut_of(main[main.regime.isin(["L1", "L2"])]),
+        ),
         "fig7": Figure(
             figures.fig7_precision_recall(summary, out / "fig7_precision_recall.png"),
             "Fig. 7: mean precision and recall per (model, modality, regime), iso-F1 contours"
-            + _undefined_note(summary),
+            + _undefined_note(summary)
+            + cut_of(main),
         ),
         "thaw_freeze": Table(["model", "obs", "regime", "thaw recall", "freeze recall", "gap", "paper"], tf_rows),
         "fig8": Figure(
-            figures.fig8_thaw_freeze(tf, out / "fig8_thaw_freeze.png"), "Fig. 8: recall by change direction"
+            figures.fig8_thaw_freeze(tf, out / "fig8_thaw_freeze.png"),
+            "Fig. 8: recall by change direction" + cut_of(main),
         ),
         "correlations": Table(["model", "regime", "seeds", "Pearson r (p)", "Spearman rho (p)"], corr_rows),
         "paper_correlation": paper.CORRELATION,
         "paper_correlation_p": paper.CORRELATION_P_VALUES,
         "fig9": Figure(
             figures.fig9_f1_success(pairs, corr, out / "fig9_f1_success.png") if len(corr) else None,
-            "Fig. 9: per-seed F1 vs OMCD success",
+            "Fig. 9: per-seed F1 vs OMCD success"
+            + (
+                cut_of(
+                    pd.concat(_correlated(det, nav, str(c.model), str(c.regime)) for _, c in corr.iterrows()), "samples"
+                )
+                if len(corr)
+                else ""
+            ),
         ),
         "sweep": _sweep(det, models, links),
         "paper_b10": paper.BATCH_F1_B10,
         **_growth(det, models, links, out),
     }
+
+
+MODALITY_TEST_HEADER = ["model", "(regime, seed) pairs (≠ 0)", "Δ F1 (vision - text)", "Wilcoxon p (exact)"]
+MODALITY_TEST_HEADER += ["Holm p", "significant", "paper"]
+
+
+def _cut_by(frame: pd.DataFrame, keys: list[str]) -> dict[tuple[str, ...], tuple[int, int]]:
+    """(cut, total) rows of ``frame`` by ``keys``: the samples behind each bar a figure hatches."""
+    if frame.empty or "limit" not in frame.columns:
+        return {}
+    cut = frame["limit"].fillna("") != ""
+    return {tuple(str(k) for k in key): (int(cut[group.index].sum()), len(group)) for key, group in frame.groupby(keys)}
+
+
+def _hatched(frame: pd.DataFrame) -> str:
+    """A caption's note of the samples a limit cut, behind the bars it hatches."""
+    note = cut_of(frame)
+    return f"{note}; hatched bars include them" if note else ""
 
 
 def _beyond(regimes: Sequence[str]) -> str:
@@ -600,6 +644,11 @@ def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
             delta = math.nan if base is None else r.f1_mean - base.f1_mean
             ref = paper.BATCH_DELTA.get(b) if sweep_model == "GPT-4o" and n == MAIN_GRID_SIZE else None
             keys = {"model": model, "regime": "L1", "modality": "text", "size": n, "batch_size": b}
+            cut = cut_note(det, **keys)
+            delta_cut = cut
+            if base is not None:  # the difference reads the B = 10 row's samples too
+                both = det[det.batch_size.isin([b, MAIN_BATCH_SIZE])]
+                delta_cut = cut_note(both, **{k: v for k, v in keys.items() if k != "batch_size"})
             rows.append(
                 [
                     name(model),
@@ -607,8 +656,8 @@ def _sweep(det: pd.DataFrame, models: list[str], links: Links) -> Table:
                     str(b),
                     str(r.seeds),
                     evidence(f"{r.f1_mean:.3f} ± {num(r.f1_std)}", det, links, **keys),
-                    f"{r.calls_per_seed:.1f}",
-                    "-" if math.isnan(delta) else f"{delta:+.3f}",
+                    f"{r.calls_per_seed:.1f}{cut}",
+                    "-" if math.isnan(delta) else f"{delta:+.3f}{delta_cut}",
                     "" if ref is None else f"{ref:+.3f}" + ("" if math.isnan(delta) else f" (Δ {delta - ref:+.3f})"),
                 ]
             )
@@ -632,7 +681,7 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
                     str(r.batch_size),
                     str(r.seeds),
                     evidence(with_ci(num(r.f1_mean), r.f1_low, r.f1_high), det, links, **keys),
-                    num(r.calls_per_audit, 1),
+                    num(r.calls_per_audit, 1) + cut_note(det, **keys),
                 ]
             )
     answers = []
@@ -662,6 +711,6 @@ def _growth(det: pd.DataFrame, models: list[str], links: Links, out: Path) -> di
         "figE": Figure(
             figure,
             "Fig. E: detection F1 (mean over seeds, 95 % bootstrap CI bars where there is one) vs batch size B "
-            "(log scale), a line per grid side n; L1, text",
+            "(log scale), a line per grid side n; L1, text" + cut_of(rows_matching(det, regime="L1", modality="text")),
         ),
     }

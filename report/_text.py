@@ -47,10 +47,12 @@ def demo_tables(results: Results) -> str:
                         row.append("missing")
                         continue
                     r = cell.iloc[0]
-                    count = "" if len(episodes) == 1 else f" (n={r.episodes})"
+                    count = "" if len(episodes) == 1 else f" ({r.episodes} episodes)"
                     row.append(f"{_pct(r.success)} / {_pct(r.death)}{count}")
                 rows.append(row)
-        over = f"over {_count(next(iter(episodes)), 'episode')} a cell" if len(episodes) == 1 else "n episodes"
+        over = "a cell's episodes in brackets"
+        if len(episodes) == 1:
+            over = f"over {_count(next(iter(episodes)), 'episode')} a cell"
         parts.append(
             f"Navigation (text): success / death, {over}; the rest ran out of steps\n"
             + text_table(["model", "regime", *strategies], rows)
@@ -71,7 +73,7 @@ def demo_tables(results: Results) -> str:
                     else:
                         r = cell.iloc[0]
                         std = "" if math.isnan(r.f1_std) else f" ± {r.f1_std:.3f}"
-                        row.append(f"{r.f1_mean:.3f}{std} (n={r.seeds})")
+                        row.append(f"{r.f1_mean:.3f}{std} ({r.seeds} seeds)")
                 rows.append(row)
         parts.append(
             "Detection F1 (mean ± std over seeds)\n"

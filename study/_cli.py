@@ -407,10 +407,15 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
     # a budget reached by the last calls leaves nothing missing: the study is complete
+    cut = cut_short(study)
     if accounting.complete and interrupted is None:
+        for line in cut:
+            print(line)
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
+    for line in cut:
+        print(line)
     for missing in accounting.missing[:MISSING_SHOWN]:
         print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
@@ -472,6 +477,57 @@ def _with_option(argv: Sequence[str], flag: str, value: str) -> list[str]:
             continue
         out.append(item)
     return [*out, flag, value]
+
+
+def cut_short(study: Study) -> list[str]:
+    """The closing lines on the samples a sample limit cut short in the study's cells (the
+    newest finished log of each, as the report reads them), per task kind, and what to do
+    about them; none when no sample was cut."""
+    from inspect_ai.log import EvalLogInfo, list_eval_logs, read_eval_log, read_eval_log_sample_summaries
+
+    from spatialstale.report import cut_parts
+
+    from ._run import Key, _key_of
+
+    cells = {cell.key for cell in study.cells}
+    newest: dict[Key, tuple[str, str, EvalLogInfo]] = {}
+    try:
+        infos = list_eval_logs(study.log_dir)
+    except FileNotFoundError:
+        infos = []
+    for info in infos:
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception:  # an unreadable log is counted by the report, not here
+            continue
+        key = _key_of(header.eval.model, header.eval.task, header.eval.task_args_passed)
+        if header.status != "success" or key not in cells:
+            continue
+        if key not in newest or header.eval.created > newest[key][0]:
+            newest[key] = (header.eval.created, header.eval.task.rsplit("/", 1)[-1], info)
+    totals: Counter[str] = Counter()
+    limits: dict[str, Counter[str]] = {}
+    for _, kind, info in newest.values():
+        try:
+            summaries = read_eval_log_sample_summaries(info)
+        except Exception:
+            continue
+        for summary in summaries:
+            totals[kind] += 1
+            if summary.limit:
+                limits.setdefault(kind, Counter())[str(summary.limit)] += 1
+    parts = cut_parts(limits, totals)
+    if not parts:
+        return []
+    folder = shlex.quote(study.log_dir)
+    return [
+        f"study: {'; '.join(parts)}: a sample limit ended them before their work was done, and their scores count "
+        "only what ran before it (the report marks every cell that includes them).",
+        f"  the figures without them: {_executable('spatialstale')} report {folder} --exclude-limited",
+        "  to finish them, run this study again with a higher limit (--token-limit, --message-limit, --time-limit) "
+        f"and --log-dir inside {folder} (e.g. {shlex.quote(study.log_dir.rstrip('/') + '/rerun')}): the report reads "
+        "both, the newer sample wins; `inspect eval-retry` does not rerun a sample that ended on a limit.",
+    ]
 
 
 def _demo(args: argparse.Namespace) -> int:
