@@ -75,6 +75,20 @@ KEYS = {
 }
 """What makes a row one sample: the grid side ``size`` is among them, so a study run at
 several sizes (``--sizes``) keeps every size's rows."""
+MEMORY_COLUMNS = (
+    "memory_seeded",
+    "memory_seeded_stale",
+    "memory_seeded_valid",
+    "memory_lie_kept",
+    "memory_repaired",
+    "memory_removed",
+    "memory_corrupted",
+    "memory_conflicted",
+    "memory_added",
+    "memory_added_false",
+)
+"""The score values of the memory an agent keeps that the report reads (the memory navigator)."""
+
 COLUMNS = {
     "detection": [
         *KEYS["detection"],
@@ -114,6 +128,7 @@ COLUMNS = {
         "died_on_stale",
         "audit_calls",
         "audit_tokens",
+        *MEMORY_COLUMNS,
         "batch_size",
         *CUT_COLUMNS,
         "log",
@@ -508,6 +523,9 @@ def _navigation_row(record: Mapping[str, Any], value: Mapping[str, Any], row: di
     # what safety cost (navigation 4): NaN in a log from before it was recorded
     row["audit_calls"] = _number(value.get("audit_model_calls"))
     row["audit_tokens"] = _number(value.get("audit_tokens"))
+    # the memory an agent kept (its last judgment): NaN for a navigator that keeps none
+    for key in MEMORY_COLUMNS:
+        row[key] = _number(value.get(key))
 
 
 def _perception_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dict[str, Any]) -> None:

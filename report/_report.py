@@ -153,6 +153,7 @@ def build_markdown(results: Results, out: Path, *, source: str = "", links: Link
                 if set(axes[spec.axis]) - {PAPER[spec.axis]}
             ],
             "navigators": beyond.navigators(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
+            "agent_memory": beyond.agent_memory(every_nav, links) if set(axes[AGENT]) - {PROMPT_AGENT} else None,
             "perception": (
                 beyond.perception(results.perception, det, nav, out, links) if not results.perception.empty else None
             ),

@@ -213,6 +213,85 @@ def navigators(every_nav: pd.DataFrame, links: Links) -> dict[str, object]:
     return {"n_tests": len(tests), "table": Table(header, rows)}
 
 
+def _share(part: pd.DataFrame, numerator: str, denominator: str) -> str:
+    """``a / b = x %`` of the two columns' totals over ``part``; ``-`` when ``b`` is 0."""
+    top, bottom = int(part[numerator].sum()), int(part[denominator].sum())
+    return f"{top}/{bottom} = {pct(top / bottom)}" if bottom else f"{top}/0"
+
+
+def agent_memory(every_nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
+    """The memory an agent keeps (an agent given Inspect's memory tool): per model, regime,
+    modality, strategy and agent, what became of the seeded entries at the end of the
+    episodes (pooled over them), beside the agent's death rate and the paper's per-step
+    navigator's on the same seeds (the paired tests of :func:`navigators`)."""
+    nav = with_axes(every_nav)
+    if "memory_seeded" not in nav or nav["memory_seeded"].isna().all():
+        return None
+    kept = nav[nav["memory_seeded"].notna()]
+    tests = agent_tests(nav)
+    axes = ("model", "regime", "modality", "strategy", FILTER, AGENT)
+    rows = []
+    groups = sorted(
+        kept.groupby(list(axes)),
+        key=lambda item: (
+            item[0][0],
+            item[0][1],
+            item[0][2],
+            STRATEGY_ORDER.index(item[0][3]) if item[0][3] in STRATEGY_ORDER else 99,
+            item[0][4],
+            item[0][5],
+        ),
+    )
+    for key, part in groups:
+        keys = dict(zip(axes, key, strict=True))
+        cell = {k: v for k, v in keys.items() if k != AGENT}
+        death = matching(tests, {**cell, "metric": "death", "agent": keys[AGENT]})
+        if death.empty:
+            paired = [MISSING, MISSING, "no paper's navigator on these seeds"]
+        else:
+            d = death.iloc[0]
+            paired = [
+                evidence(pct(d.mean_b), nav, links, **cell, agent=PROMPT_AGENT),
+                str(d.seeds),
+                _change(d),
+            ]
+        rows.append(
+            [
+                name(keys["model"]),
+                str(keys["regime"]),
+                str(keys["modality"]),
+                strategy_label(str(keys["strategy"]), str(keys[FILTER]), NAMES),
+                str(keys[AGENT]),
+                f"{len(part)}{cut_of(part, 'episodes')}",
+                _share(part, "memory_lie_kept", "memory_seeded_stale"),
+                _share(part, "memory_repaired", "memory_seeded_stale"),
+                _share(part, "memory_removed", "memory_seeded"),
+                _share(part, "memory_corrupted", "memory_seeded_valid"),
+                _share(part, "memory_added_false", "memory_added"),
+                evidence(pct(part["death"].mean()), nav, links, **keys),
+                *paired,
+            ]
+        )
+    header = [
+        "model",
+        "regime",
+        "obs",
+        "strategy",
+        "agent",
+        "episodes",
+        "lies kept (of stale)",
+        "repaired (of stale)",
+        "removed (of seeded)",
+        "corrupted (of valid)",
+        "added false (of added)",
+        "agent death",
+        f"{PROMPT_AGENT} death",
+        "seeds paired",
+        "Δ death (Holm p)",
+    ]
+    return {"n_tests": len(tests), "table": Table(header, rows)}
+
+
 def perception(per: pd.DataFrame, det: pd.DataFrame, nav: pd.DataFrame, out: Path, links: Links) -> dict[str, object]:
     """The perception probe beside detection and OMCD: is a low F1 memory or sight?"""
     table = probe.probe_table(per, det, nav)

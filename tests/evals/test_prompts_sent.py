@@ -104,6 +104,11 @@ def cases() -> list[Case]:
             {"navigate-tools": prompt("tools"), "audit": prompt("warned/audit")},
         ),
         Case(
+            "navigation memory",
+            navigation(**NAV, strategies="nofilter,nomemory", agent="memory"),
+            {"navigate-memory": prompt("memory")},
+        ),
+        Case(
             "navigation fog unknown",
             navigation(**NAV, strategies="omcd,selfverify", view_radius=1, filter="unknown"),
             prompts_of(),
