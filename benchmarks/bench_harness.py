@@ -454,8 +454,11 @@ def side_by_side(run: Run, url: str, logs: Path) -> Baselines:
 CPU_CONNECTIONS = 32
 STRATEGIES = "nofilter,selfverify,omcd"
 
-SECTIONS = ("cost", "efficiency", "trips")
-"""``cost`` prints the CPU ratios, the shared prefixes and the log sizes."""
+SECTIONS = ("cost", "efficiency", "trips", "agents")
+"""``cost`` prints the CPU ratios, the shared prefixes and the log sizes; ``agents`` an
+agent navigator's harness CPU per call beside the hand-written tool loop it replaced
+(``bench_agents.py``; not among the default sections)."""
+DEFAULT_SECTIONS = SECTIONS[:3]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -465,8 +468,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--connections", help="connection limits of the efficiency runs, e.g. 1,8,32")
     parser.add_argument(
         "--sections",
-        default=",".join(SECTIONS),
-        help=f"which figures to print, any of {', '.join(SECTIONS)} (default all)",
+        default=",".join(DEFAULT_SECTIONS),
+        help=f"which figures to print, any of {', '.join(SECTIONS)} (default {', '.join(DEFAULT_SECTIONS)})",
     )
     parser.add_argument(
         "--no-realtime",
@@ -495,6 +498,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     connections = tuple(int(c) for c in args.connections.split(",")) if args.connections else plan.connections
     os.environ.setdefault(f"{SERVICE.upper()}_API_KEY", "unused")
 
+    if "agents" in sections:
+        from bench_agents import compare  # beside this script: run as a script, its folder is on the path
+
+        compare(max(args.repeat, 3) if not args.quick else 1)
+        sections.remove("agents")
+        if not sections:
+            return 0
     with Server() as server, tempfile.TemporaryDirectory() as scratch:
         logs = Path(scratch)
         # imports, registries and the first connection are paid once, outside the figures

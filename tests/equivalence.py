@@ -122,6 +122,15 @@ MATRIX: tuple[Entry, ...] = (
         agent="tools",
         seeds=SEEDS,
     ),
+    nav(
+        "nav-memory-credulous",
+        "credulous",
+        {"auditor": "observer"},
+        regime="L1,L2",
+        strategies="nofilter,omcd",
+        agent="memory",
+    ),
+    nav("nav-memory-observer", regime="L3", strategies="nomemory,nofilter,selfverify", agent="memory", seeds=SEEDS),
     nav("nav-tools-unknown-random", "random", regime="L3", strategies="omcd,nomemory", agent="tools", filter="unknown"),
     nav("nav-tools-limit", options={"message_limit": 12}, regime="L2", strategies="nofilter,omcd", agent="tools"),
     nav(

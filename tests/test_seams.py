@@ -78,11 +78,13 @@ NAMED_BY = {
         "protocol/__init__.py": "the public names the loop and the reference agents share (tools' names, answers)",
         "solvers/_agents.py": "the agent navigators' one path: the move and recall tools, the rules, the plan",
         "agents/_tools.py": "the reference agents' answers to its turns (a test double beside the product)",
+        "benchmarks/bench_agents.py": "its harness cost per call, beside the hand-written loop it replaced",
     },
     "memory": {
         "protocol/_agent_memory.py": "the navigator itself: its prompt, its files, how its claims are read and judged",
         "protocol/_navigators.py": "the registry of navigators (-T agent), the only place in protocol that names them",
         "protocol/__init__.py": "the public names the agents' path and the scorers share",
+        "benchmarks/bench_agents.py": "its harness cost per call, for reference beside the tool navigator's",
     },
     "unknown": {
         "protocol/_filter_modes.py": "the filter mode itself: UnknownEntry and its line",

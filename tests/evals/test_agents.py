@@ -244,3 +244,18 @@ def test_an_agent_that_raises_errors_its_sample_only(user_module: str, tmp_path:
 def test_a_bad_plugin_fails_before_any_call(user_module: str, name: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         navigation(agent=name.format(module=user_module))
+
+
+def test_an_installed_package_declares_a_short_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an installed package, as pip lays it out: its module and a dist-info with its entry points
+    (tmp_path / "scouts_pkg.py").write_text(AGENTS)
+    info = tmp_path / "scouts_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: scouts-pkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[spatialstale.navigators]\nfarscout = scouts_pkg:scout\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    log = run("spatialstale/observer", tmp_path / "logs", agent="farscout", strategies="nofilter", regime="L1")
+    for sample in log.samples or []:
+        assert episode_log(sample)["agent"] == "farscout" and str(sample.id).split("-")[2] == "farscout"
+    with pytest.raises(ValueError, match="agent must be one of prompt, tools, memory, farscout, or module:function"):
+        navigation(agent="farscoot")
