@@ -231,7 +231,7 @@ def test_every_cell_of_a_report_of_cut_samples_says_how_many(all_cut: Path, tmp_
             if any(column.startswith(STATISTICS[:2]) for column in header):  # a test's row
                 assert any(NOTE.search(cell) for cell in row), (heading, row)
     assert walked > 300
-    for part in ("## Fog", "## Tool-using navigator", "## Perception probe", "## Prompt sensitivity"):
+    for part in ("## Fog", "## Agent navigators", "## Perception probe", "## Prompt sensitivity"):
         assert part in markdown
     for part in ("### Distractor entries", "### Memory as pictures", "### Memory edits", "(MA)"):
         assert part in markdown

@@ -122,7 +122,7 @@ def test_the_paper_tables_are_those_of_the_paper_cells_alone(report: str, paper_
     alone = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert LINK.sub(r"\1", _section(report, "Navigation")) == LINK.sub(r"\1", _section(alone, "Navigation"))
     # and the new sections appear only when the logs hold their runs
-    for heading in ("Fog (partial observability)", "Tool-using navigator"):
+    for heading in ("Fog (partial observability)", "Agent navigators"):
         assert f"\n## {heading}\n" in report
         assert f"\n## {heading}\n" not in alone
     assert not (tmp_path / "fig11_fog.png").exists()
@@ -177,7 +177,7 @@ def test_the_upper_bound_sentence_reads_the_raw_logs(report: str, log_dir: Path)
 
 def test_the_tool_agent_table_equals_the_raw_logs(report: str, log_dir: Path) -> None:
     raw = _raw_rates(log_dir)
-    rows = _rows(_section(report, "Tool-using navigator"))
+    rows = _rows(_section(report, "Agent navigators"))
     assert [row[3] for row in rows] == list(NAMES.values())
     for row in rows:
         strategy = next(s for s, n in NAMES.items() if n == row[3])
