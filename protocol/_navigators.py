@@ -73,7 +73,7 @@ class AgentNavigator:
         return _NAME.sub("_", self.name.rpartition(":")[2].rpartition(".")[2].lower()).strip("_") or "agent"
 
     def system_prompt(self) -> str | None:
-        return None  # the agent brings its own
+        return ""  # the agent brings its own: the suite sends none
 
     def dry_run_note(self) -> str | None:
         return (

@@ -62,7 +62,7 @@ from ._extensions import (
     extension_tags,
     settings_bases,
 )
-from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, agent_name, navigator
+from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, AgentNavigator, agent_name, navigator
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
 from ._prompts import (
@@ -509,6 +509,11 @@ class NavigationSettings(*settings_bases("navigation", last=True), _NavigationBo
         so it is refused with a regime that changes the world during the episode (one
         line, before any model call; the study skips the combination)."""
         chosen = navigator(self.agent)
+        if isinstance(chosen, AgentNavigator) and self.prompts.get("navigate"):
+            raise TaskParameterError(
+                f"navigate_prompt: agent {self.agent} brings its own prompt (its function builds the agent); "
+                "write the prompt there"
+            )
         if chosen.channel != "files":
             return
         changing = [s for s in self.strategies if s in REAUDITING]

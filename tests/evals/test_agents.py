@@ -259,3 +259,8 @@ def test_an_installed_package_declares_a_short_name(tmp_path: Path, monkeypatch:
         assert episode_log(sample)["agent"] == "farscout" and str(sample.id).split("-")[2] == "farscout"
     with pytest.raises(ValueError, match="agent must be one of prompt, tools, memory, farscout, or module:function"):
         navigation(agent="farscoot")
+
+
+def test_a_users_agent_takes_no_navigate_prompt(user_module: str) -> None:
+    with pytest.raises(ValueError, match="brings its own prompt"):
+        navigation(agent=f"{user_module}:scout", navigate_prompt="Go to the goal.")
