@@ -63,7 +63,9 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, ToolError, ToolResult, memory, tool
-from inspect_ai.tool._tools._memory import MemoryStore  # no public read of the tool's files: see _read_files
+from inspect_ai.tool._tools._memory import (  # inspect-evals-lint: ignore[private_api_imports] -- see _read_files
+    MemoryStore,
+)
 from inspect_ai.util import LimitExceededError, span, store_as, token_limit
 
 from spatialstale.env import Action, Cell, DynamicFrozenLakeEnv, Instance, MemoryEntry, Pos, cell_at, greedy_action
@@ -508,7 +510,7 @@ def builtin_agent(tools: list[Tool], memory: Tool | None, rules: Rules) -> Agent
     """A built-in agent: ``react()`` with the episode's tools, no submit tool (the episode
     ends it) and SPEC §7's rules (:class:`Rules`). Its system prompt is the conversation's
     first message, so it adds no words of react()'s own."""
-    model = get_model()
+    model = get_model()  # inspect-evals-lint: ignore[get_model_location] -- called by the solver, per episode
     chosen = model.config.cache_prompt
     # prompt caching on, as for every call of the suite (``answer_config``), unless the
     # model was configured otherwise; a copy, as Inspect gives a role model its config

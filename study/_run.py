@@ -53,7 +53,9 @@ from inspect_ai import eval_set
 
 # the task group an eval runs in, which the eval cancels itself as it ends (eval_async);
 # Inspect has no public handle on it
-from inspect_ai._util.background import background_task_group
+from inspect_ai._util.background import (  # inspect-evals-lint: ignore[private_api_imports] -- see above
+    background_task_group,
+)
 from inspect_ai.event import Event, ModelEvent
 from inspect_ai.hooks import (
     Hooks,
