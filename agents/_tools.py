@@ -38,6 +38,8 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageTool,
     ChatMessageUser,
+    ContentImage,
+    ContentText,
     ModelOutput,
 )
 from inspect_ai.tool import ToolCall, ToolInfo
@@ -60,10 +62,23 @@ _NUMBERED = re.compile(r"^\s*\d+\t(.*)$")
 
 
 def latest_observation(messages: Sequence[ChatMessage]) -> Perception | None:
-    """The grid, position and goal of the last message showing them (text or image)."""
-    for message in reversed(messages):
+    """The grid, position and goal of the last message showing them (text or image).
+
+    A provider that takes no image in a tool result (this one, OpenAI's chat API) gets the
+    result's images in a user message right after the turn's results (Inspect moves them
+    there), so the images of the user messages that follow a tool result are read with it.
+    """
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
         if isinstance(message, ChatMessageTool | ChatMessageUser) and _OBSERVATION_MARK in message.text:
-            return perceive([ChatMessageUser(content=message.content)])
+            parts = list(message.content) if not isinstance(message.content, str) else [ContentText(text=message.text)]
+            if isinstance(message, ChatMessageTool):
+                for later in messages[i + 1 :]:
+                    if isinstance(later, ChatMessageAssistant):
+                        break
+                    if isinstance(later, ChatMessageUser) and not isinstance(later.content, str):
+                        parts += [p for p in later.content if isinstance(p, ContentImage)]
+            return perceive([ChatMessageUser(content=parts)])
     return None
 
 

@@ -264,3 +264,13 @@ def test_an_installed_package_declares_a_short_name(tmp_path: Path, monkeypatch:
 def test_a_users_agent_takes_no_navigate_prompt(user_module: str) -> None:
     with pytest.raises(ValueError, match="brings its own prompt"):
         navigation(agent=f"{user_module}:scout", navigate_prompt="Go to the goal.")
+
+
+@pytest.mark.parametrize("agent", ["tools", "memory"])
+def test_the_observer_reads_the_image_a_move_returns(agent: str, tmp_path: Path) -> None:
+    # the reference provider takes no image in a tool result, so Inspect moves the move's
+    # picture into a user message after it, as for OpenAI's chat API: read there too
+    log = run("spatialstale/observer", tmp_path, agent=agent, modality="vision", strategies="nofilter", regime="L2")
+    for sample in log.samples or []:
+        record = episode_log(sample)
+        assert record["outcome"] == "success" and record["fallbacks"] == 0, sample.id
