@@ -38,6 +38,7 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageTool,
     ChatMessageUser,
+    Content,
     ContentImage,
     ContentText,
     ModelOutput,
@@ -71,7 +72,9 @@ def latest_observation(messages: Sequence[ChatMessage]) -> Perception | None:
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if isinstance(message, ChatMessageTool | ChatMessageUser) and _OBSERVATION_MARK in message.text:
-            parts = list(message.content) if not isinstance(message.content, str) else [ContentText(text=message.text)]
+            parts: list[Content] = (
+                list(message.content) if not isinstance(message.content, str) else [ContentText(text=message.text)]
+            )
             if isinstance(message, ChatMessageTool):
                 for later in messages[i + 1 :]:
                     if isinstance(later, ChatMessageAssistant):

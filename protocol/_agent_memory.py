@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 
 from spatialstale.env import Cell, Grid, MemoryEntry, Pos, cell_at
 
+from ._tool_navigator import AGENT_PROMPT_HEAD, AGENT_PROMPT_TAIL
+
 MEMORY_DIR = "/memories"
 MEMORY_FILE = "/memories/grid.md"
 """The one file the memory is seeded as, an entry a line."""
@@ -251,16 +253,14 @@ MEMORY_NAME = "memory"
 NAVIGATE_MEMORY = "navigate-memory"
 """The kind of a turn of the memory navigator's conversation (``system_message``'s tag)."""
 
-DEFAULT_MEMORY_PROMPT = """\
-You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
-Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
-Coordinates are (row,col), row 0 at the top.
-Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
-a move off the grid leaves the agent in place. It returns what you see after the step.
-The episode also ends when the step budget runs out.
+DEFAULT_MEMORY_PROMPT = (
+    AGENT_PROMPT_HEAD
+    + """\
 Your memory directory /memories holds notes from earlier exploration of this grid. Use the memory tool to view and
 edit it.
-Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
+"""
+    + AGENT_PROMPT_TAIL
+)
 """The memory navigator's system prompt (``-T agent=memory``); ``-T navigate_prompt``
 overrides it."""
 

@@ -19,16 +19,27 @@ NAME = "tools"
 NAVIGATE_TOOLS = "navigate-tools"
 """The kind of a turn of the tool navigator's conversation (``system_message``'s tag)."""
 
-DEFAULT_TOOLS_PROMPT = """\
+AGENT_PROMPT_HEAD = """\
 You control an agent on a FrozenLake grid of {size}x{size} cells. Reach the goal G without stepping into a hole.
 Cells: S = start, F = frozen ice (safe), H = hole (lethal: stepping in ends the episode), G = goal.
 Coordinates are (row,col), row 0 at the top.
 Call move(direction) with up (row-1), down (row+1), left (col-1) or right (col+1) to take one step;
 a move off the grid leaves the agent in place. It returns what you see after the step.
 The episode also ends when the step budget runs out.
+"""
+"""What the built-in agents' system prompts open with: the world and the ``move`` tool."""
+
+AGENT_PROMPT_TAIL = "Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."
+"""What they end with: SPEC §7's rules, as the agent is told them."""
+
+DEFAULT_TOOLS_PROMPT = (
+    AGENT_PROMPT_HEAD
+    + """\
 Call recall(row, col) to read what your memory holds about a cell. The memory holds notes from earlier
 exploration of this grid.
-Every answer must call a tool. Between two moves you can make at most {size}x{size} other calls."""
+"""
+    + AGENT_PROMPT_TAIL
+)
 """The tool navigator's system prompt (``-T agent=tools``; ``spatialstale.solvers``
 runs its conversation); a prompt set's navigation prompt is for the per-step navigator,
 ``-T navigate_prompt`` overrides this one. The tools' names and ``recall``'s answers follow."""

@@ -546,11 +546,10 @@ def build_agent(chosen: Navigator, tools: list[Tool], memory_given: Tool | None,
     return cast(Agent, built)
 
 
-def check_agent(chosen: Navigator, instance: Instance, sight: Sight) -> None:
-    """Build ``chosen``'s agent once with stand-in tools, so a function that raises or
-    returns no agent fails when the task is made, before any model call."""
-    if getattr(chosen, "factory", None) is None:
-        return
+def stand_in_tools(chosen: Navigator, instance: Instance, sight: Sight) -> tuple[list[Tool], Tool | None]:
+    """``chosen``'s tools for an episode of ``instance`` that is never played (a run with
+    no strategy: the tools are listed or handed to a function, never called), and its
+    memory tool when it keeps its memory."""
     run = AgentRun(
         DynamicFrozenLakeEnv(instance=instance),
         cast(MemoryStrategy, None),
@@ -558,7 +557,15 @@ def check_agent(chosen: Navigator, instance: Instance, sight: Sight) -> None:
         records=[],
         channel=chosen.channel,
     )
-    build_agent(chosen, episode_tools(run), memory_tool() if chosen.channel == "files" else None, None)
+    return episode_tools(run), memory_tool() if chosen.channel == "files" else None
+
+
+def check_agent(chosen: Navigator, instance: Instance, sight: Sight) -> None:
+    """Build ``chosen``'s agent once with stand-in tools, so a function that raises or
+    returns no agent fails when the task is made, before any model call."""
+    if getattr(chosen, "factory", None) is None:
+        return
+    build_agent(chosen, *stand_in_tools(chosen, instance, sight), None)
 
 
 def _navigation_cost(cost: CallCost, since: int) -> None:
@@ -634,14 +641,8 @@ def conversation_plan(
     allowed between two moves (an upper bound)."""
     start, goal = instance.start, instance.goal
     told = situation(sight, instance.grid_after(1), start, goal, max_steps - 1)
-    run = AgentRun(
-        DynamicFrozenLakeEnv(instance=instance),
-        cast(MemoryStrategy, None),
-        sight=sight,
-        records=[],
-        channel=chosen.channel,
-    )
-    tools = [*episode_tools(run), *([memory_tool()] if chosen.channel == "files" else [])]
+    tools, memory_given = stand_in_tools(chosen, instance, sight)
+    tools += [memory_given] if memory_given is not None else []
     own_prompt = prompt if getattr(chosen, "factory", None) is None else None
     upper = chosen.channel == "files" or getattr(chosen, "factory", None) is not None
     return ConversationPlan(
