@@ -48,7 +48,7 @@ def test_quick_run_prints_every_figure() -> None:
 def test_bad_section_is_a_one_line_error() -> None:
     result = _bench("--sections", "speed")
     assert result.returncode == 2
-    assert "--sections must name any of cost, efficiency, trips; got speed" in result.stderr
+    assert "--sections must name any of cost, efficiency, trips, agents; got speed" in result.stderr
 
 
 def test_server_answers_vision_as_the_observer_agent(tmp_path: Path) -> None:
