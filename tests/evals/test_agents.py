@@ -23,7 +23,7 @@ from inspect_ai.log import EvalLog, resolve_sample_attachments
 from spatialstale.env import make_instance
 from spatialstale.evals.navigation import navigation
 from spatialstale.protocol import LABELS, TaskParameterError, judge
-from tests.conftest import episode_log
+from tests.conftest import episode_log, run_eval
 
 pytestmark = pytest.mark.xdist_group("agents")
 
@@ -86,17 +86,7 @@ def user_module(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def run(model: str, tmp_path: Path, **task_args: Any) -> EvalLog:
     args: dict[str, Any] = {"regime": "L1,L2", "seeds": SEEDS, "episodes": 1} | task_args
-    [log] = eval(
-        navigation(**args),
-        model=model,
-        model_roles={"auditor": "spatialstale/observer"},
-        log_dir=str(tmp_path),
-        display="none",
-        log_realtime=False,
-    )
-    assert log.status == "success", log.error
-    assert log.samples
-    return log
+    return run_eval(navigation(**args), model, tmp_path, model_roles={"auditor": "spatialstale/observer"})
 
 
 @pytest.fixture(scope="module")
