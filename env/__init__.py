@@ -46,7 +46,7 @@ from ._instance import (
     validate_size,
 )
 from ._memory import entry_id, entry_text
-from ._plugins import BUILTIN_REGIMES, REGIMES, load_plugin, regime_of, regime_source
+from ._plugins import BUILTIN_REGIMES, REGIMES, installed_plugins, load_plugin, regime_of, regime_source
 from ._plugins import ENTRY_POINT_GROUP as REGIME_ENTRY_POINTS
 from ._regime import ChangeRegime, Drawn, Overlay, RegimeError
 from ._regimes import CHANGE_REGIMES, STATIC
@@ -158,6 +158,7 @@ __all__ = [
     "has_tracks",
     "holes_observation",
     "in_view",
+    "installed_plugins",
     "is_solvable",
     "is_track",
     "load_instances",

@@ -89,6 +89,9 @@ def fog_note(grid: Grid, agent: Pos, unseen: str = f"Cells marked {FOG_CELL}") -
     window = visible_window(grid)
     if radius is None or window is None:
         return None
+    size = len(grid)
+    if any(grid[r][c] == FOG_CELL for r in range(size) for c in range(size) if in_view((r, c), agent, radius)):
+        return f"{unseen} are hidden from you."  # not a square around the agent: hidden otherwise than by fog
     (r0, r1), (c0, c1) = window
     return (
         f"{unseen} are beyond your view (radius {radius} around the agent): "

@@ -24,8 +24,8 @@ from its regime's name (``make_instance(seed, "Seasonal")``).
 
 from __future__ import annotations
 
-import importlib
 import inspect
+import pkgutil
 import re
 from collections.abc import Callable
 from importlib.metadata import entry_points
@@ -52,38 +52,34 @@ _RESOLVED: dict[str, ChangeRegime] = {}
 """Every plug-in resolved in this process, by its regime name."""
 
 
-def installed_regimes() -> dict[str, str]:
-    """Each regime an installed package declares: entry-point name -> ``module:Class``."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _fail(spec: str, why: str) -> RegimeError:
-    return RegimeError(f"regime: plug-in {spec!r} {why}")
+def installed_plugins(group: str) -> dict[str, str]:
+    """Each plug-in installed packages declare in entry-point ``group``: name -> ``module:attribute``.
+    The one reader of every group the suite takes (regimes, strategies, navigators, extensions)."""
+    return {ep.name: ep.value for ep in entry_points(group=group)}
 
 
 def load_plugin(spec: str, fail: Callable[[str], Exception]) -> object:
-    """The object ``module:attribute`` names: the loader of every plug-in the suite takes
-    (change regimes here, memory strategies in :mod:`spatialstale.protocol`). Raises
-    ``fail(why)``, a one-line reason, when ``spec`` is not written ``module:attribute``,
-    its module cannot be imported (any error there is the plug-in's) or has no such
-    attribute."""
+    """The object ``module:attribute`` names (``pkgutil.resolve_name``): the loader of
+    every plug-in the suite takes. Raises ``fail(why)``, a one-line reason, when ``spec``
+    is not written ``module:attribute``, its module cannot be imported (any error there is
+    the plug-in's) or has no such attribute."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise fail("must be written module:Class")
     try:
-        module = importlib.import_module(module_name)
+        return pkgutil.resolve_name(spec)
+    except AttributeError:
+        raise fail(f"not found: module {module_name!r} has no {attribute!r}") from None
     except Exception as error:  # any error importing user code is the plug-in's
         raise fail(f"cannot be imported: {type(error).__name__}: {_one_line(error)}") from None
-    target: object = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise fail(f"not found: module {module_name!r} has no {attribute!r}")
-        target = getattr(target, part)
-    return target
 
 
 def _load(spec: str) -> object:
     return load_plugin(spec, lambda why: _fail(spec, why))
+
+
+def _fail(spec: str, why: str) -> RegimeError:
+    return RegimeError(f"regime: plug-in {spec!r} {why}")
 
 
 def _one_line(error: BaseException) -> str:
@@ -140,7 +136,7 @@ def resolve_regime(item: object) -> str:
     if ":" in text:
         regime = check_regime_class(_load(text), text)
     else:
-        declared = {name.lower(): (name, spec) for name, spec in installed_regimes().items()}
+        declared = {name.lower(): (name, spec) for name, spec in installed_plugins(ENTRY_POINT_GROUP).items()}
         if not text or text.lower() not in declared:
             plugins = f" (installed: {', '.join(sorted(n for n, _ in declared.values()))})" if declared else ""
             builtin = f"{', '.join(r for r in REGIMES if r != STATIC)} (or {STATIC})"

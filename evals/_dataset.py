@@ -50,7 +50,6 @@ def grid_samples(settings: GridSettings, *, task: str) -> MemoryDataset:
                     metadata={
                         **instance_metadata(instance),
                         **settings.sample_metadata(),
-                        **settings.extension_record(),
                         **settings.prompt_record,
                     },
                 )
@@ -75,7 +74,7 @@ def navigation_samples(settings: NavigationSettings) -> MemoryDataset:
     for regime in settings.regime:
         for seed in settings.seeds:
             instance = extension_instance(make_instance(seed, regime, settings.size), settings.values())
-            meta = {**instance_metadata(instance), **settings.sample_metadata(), **settings.extension_record()}
+            meta = {**instance_metadata(instance), **settings.sample_metadata()}
             for strategy in settings.strategies:
                 samples.append(
                     Sample(

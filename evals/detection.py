@@ -11,7 +11,7 @@ from spatialstale.protocol import DEFAULT_PROMPTS, DetectionSettings, active_ext
 from spatialstale.scorers import DETECTION_METRICS, extension_metrics, stale_f1
 from spatialstale.solvers import detect, detection_args, freeze_startup_heap
 
-VERSION = 3
+VERSION = 4
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 HEADLINE = HeadlineMetric(metric="f1_mean")

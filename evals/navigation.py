@@ -11,7 +11,7 @@ from spatialstale.protocol import DEFAULT_PROMPTS, NavigationSettings, navigator
 from spatialstale.scorers import NAVIGATION_METRICS, episode_outcome, extension_metrics
 from spatialstale.solvers import freeze_startup_heap, navigate, navigation_args
 
-VERSION = 5
+VERSION = 6
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 N = NavigationSettings.defaults()

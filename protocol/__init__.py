@@ -44,11 +44,11 @@ from ._answers import (
     read_audit,
     read_selfverify,
 )
-from ._axes import Axis, axes_of
+from ._axes import Axis, at_least, axes_of, axis, boolean, one_of
 from ._cells import PerceptionParse, read_perception
 from ._errors import QuietExit, TaskParameterError
 from ._extensions import (
-    EXTENSIONS,
+    BUILTIN_EXTENSIONS,
     FILTER_MODES,
     FILTERS,
     active_extensions,
@@ -70,13 +70,17 @@ from ._extensions import (
     extension_values,
     extension_view,
     extension_wrong_results,
+    extensions,
     filter_named,
     read_memory_picture,
     verdict_fields,
 )
+from ._extensions import (
+    ENTRY_POINT_GROUP as EXTENSIONS_GROUP,
+)
 from ._measures import MEAN, POOLED, SAMPLES, SD, Combined, Count, Measure, Rate, TaskMetric
 from ._navigators import ENTRY_POINT_GROUP as NAVIGATOR_GROUP
-from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, AgentNavigator, installed_navigators, navigator
+from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, AgentNavigator, navigator
 from ._plugins import (
     BUILTIN_STRATEGIES,
     DEFAULT_STRATEGIES,
@@ -137,6 +141,7 @@ from ._seams import (
     Extension,
     FilterMode,
     MemoryForm,
+    MemoryPart,
     Navigator,
     ReportColumn,
     ReportPart,
@@ -172,6 +177,7 @@ from ._tool_navigator import (
 )
 
 __all__ = [
+    "BUILTIN_EXTENSIONS",
     "BUILTIN_STRATEGIES",
     "CALL_KINDS",
     "CALL_KIND_KEY",
@@ -187,7 +193,7 @@ __all__ = [
     "DELETE",
     "DETECTION",
     "EPISODE_OVER",
-    "EXTENSIONS",
+    "EXTENSIONS_GROUP",
     "FILTERS",
     "FILTER_MODES",
     "GRID",
@@ -239,6 +245,7 @@ __all__ = [
     "Judgment",
     "Measure",
     "MemoryForm",
+    "MemoryPart",
     "MemorySnapshot",
     "NavigationRecord",
     "NavigationSettings",
@@ -268,9 +275,12 @@ __all__ = [
     "active_extensions",
     "all_cells",
     "answer_config",
+    "at_least",
     "audit_messages",
     "audit_schema",
     "axes_of",
+    "axis",
+    "boolean",
     "call_kind",
     "cell_label",
     "compared_axes",
@@ -291,15 +301,16 @@ __all__ = [
     "extension_values",
     "extension_view",
     "extension_wrong_results",
+    "extensions",
     "fill_prompt",
     "filter_named",
-    "installed_navigators",
     "judge",
     "label",
     "memory_files",
     "navigate_messages",
     "navigator",
     "no_entry_answer",
+    "one_of",
     "parse_action",
     "parse_audit",
     "parse_selfverify",

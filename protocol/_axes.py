@@ -118,9 +118,6 @@ class Axis:
             (``B=10``); an axis without it is tagged only away from its default, as
             ``name=value`` (``prompt_set=minimal``), and not at all when the log
             header does not record it (``task_meta`` False).
-        record_default: False when the task's and the samples' metadata hold the axis
-            only away from its default, so a default log keeps what it held before
-            the axis existed.
     """
 
     name: str
@@ -135,7 +132,6 @@ class Axis:
     recorded: bool = False
     task_meta: bool = True
     tag: Callable[[Any], str] | None = None
-    record_default: bool = True
 
     @property
     def value(self) -> Any:
@@ -164,7 +160,6 @@ def axis(
     recorded: bool = False,
     task_meta: bool = True,
     tag: Callable[[Any], str] | None = None,
-    record_default: bool = True,
 ) -> Any:
     """A settings field that is an axis; its name is the field's. A closed vocabulary
     (``values``) is read as one of its values unless ``read`` says otherwise."""
@@ -184,11 +179,14 @@ def axis(
         "recorded": recorded,
         "task_meta": task_meta,
         "tag": tag,
-        "record_default": record_default,
     }
     return field(default=read(default, "default"), metadata={AXIS: spec})
 
 
 def axes_of(settings: Any) -> tuple[Axis, ...]:
-    """The axes of a settings class, in declaration order."""
-    return tuple(Axis(name=f.name, **f.metadata[AXIS]) for f in fields(settings) if AXIS in f.metadata)
+    """The axes of a settings class (or of its instance; or of an extension's axes
+    dataclass): its fields' in declaration order, then, for a task kind's settings, its
+    extensions' as the registry holds them now (``GridSettings.extension_axes``)."""
+    own = tuple(Axis(name=f.name, **f.metadata[AXIS]) for f in fields(settings) if AXIS in f.metadata)
+    more = getattr(settings, "extension_axes", None)
+    return own + more() if more is not None else own

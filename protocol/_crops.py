@@ -27,7 +27,7 @@ from spatialstale.env import CELL_PX, CROP_CELLS, CROP_STRIP_PX, Grid, Instance,
 
 from ._axes import axis
 from ._errors import TaskParameterError
-from ._seams import Extension, MemoryForm, ReportColumn, ReportPart, ReportTable, StandIn
+from ._seams import Extension, MemoryForm, MemoryPart, ReportColumn, ReportPart, ReportTable, StandIn
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -92,9 +92,27 @@ class Pictures:
         return parts
 
 
+class PicturesPart(MemoryPart):
+    """The memory stage under ``-T memory=crops``: each entry shown as its crop."""
+
+    stand_ins = (StandIn(CROP_NAME, CROP_CELLS * CELL_PX, CROP_STRIP_PX + CROP_CELLS * CELL_PX, "a memory crop"),)
+
+    def form(self, values: Mapping[str, Any], instance: Instance, *, drawn: bool = True) -> MemoryForm | None:
+        if values.get(NAME) != VALUE:
+            return None
+        return Pictures(instance.g0) if drawn else Pictures(instance.g0, image=crop_named)
+
+    def read_picture(self, image: Image, size: int) -> tuple[str, Pos] | None:
+        # the centre's colour and its (r,c) label (spatialstale.env.read_crop)
+        return read_crop(image, size)
+
+
+PICTURES = PicturesPart()
+
+
 @dataclass(frozen=True)
 class CropsAxes:
-    """The memory's form, inherited by the detection settings."""
+    """The memory's form, read by the detection settings."""
 
     memory: str = axis(
         "text",
@@ -105,7 +123,6 @@ class CropsAxes:
         flag="--memory",
         in_id=lambda value: f"-{value}",
         recorded=True,
-        record_default=False,  # a default log keeps its metadata
     )
 
 
@@ -128,18 +145,8 @@ class CropsExtension(Extension):
         # the set's audit prompt says what the pictures show; the set's own texts are unchanged
         return crops_prompt(prompt) if call == "audit" and values.get(NAME) == VALUE else prompt
 
-    def memory_form(self, values: Mapping[str, Any], instance: Instance, *, drawn: bool = True) -> MemoryForm | None:
-        if values.get(NAME) != VALUE:
-            return None
-        return Pictures(instance.g0) if drawn else Pictures(instance.g0, image=crop_named)
-
-    def stand_ins(self) -> tuple[StandIn, ...]:
-        side = CROP_CELLS * CELL_PX
-        return (StandIn(CROP_NAME, side, CROP_STRIP_PX + side, "a memory crop"),)
-
-    def read_picture(self, image: Image, size: int) -> tuple[str, Pos] | None:
-        # the centre's colour and its (r,c) label (spatialstale.env.read_crop)
-        return read_crop(image, size)
+    def memory(self) -> MemoryPart:
+        return PICTURES
 
     def report(self) -> ReportPart:
         return REPORT

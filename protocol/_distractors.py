@@ -6,8 +6,7 @@ from a versioned bank (``spatialstale.env.with_distractor_entries``, ``env/data/
 with ids shuffled among the cells', so neither an id nor a position in the listing
 tells one apart. They are never stale, so flagging one is an error.
 
-It plugs into the settings (its axis; ``distractors`` and the bank's version recorded
-and tagged only when K > 0, so a default log is unchanged; any memory shown as pictures refused), the
+It plugs into the settings (its axis; any memory shown as pictures refused), the
 memory (the entries in the instance's store: every audit judges them, a navigator's
 memory view shows them, and the dry run counts ⌈(n² + K)/B⌉ calls an audit; each
 sample's metadata records them with the cells' ids), the transcript (an audit table
@@ -28,7 +27,7 @@ from spatialstale.env import DISTRACTOR_BANK_VERSION, MAX_DISTRACTORS, Instance,
 from ._axes import axis
 from ._errors import TaskParameterError
 from ._measures import Count, Rate, TaskMetric
-from ._seams import Extension, ReportColumn, ReportPart, ReportTable, ScorePart, Scores
+from ._seams import Extension, MemoryPart, ReportColumn, ReportPart, ReportTable, ScorePart, Scores
 
 NAME = "distractors"
 ENTRIES = "distractor_entries"
@@ -53,7 +52,7 @@ def distractor_count(value: object, name: str) -> int:
 
 @dataclass(frozen=True)
 class DistractorsAxes:
-    """The distractors' axis, inherited by the detection and navigation settings."""
+    """The distractors' axis, read by the detection and navigation settings."""
 
     distractors: int = axis(
         0,
@@ -63,7 +62,7 @@ class DistractorsAxes:
         title="distractors",
         flag="--distractors",
         in_id=lambda k: f"-d{k}",
-        task_meta=False,  # recorded by the task and its samples only when K > 0: default logs unchanged
+        recorded=True,
     )
 
 
@@ -100,11 +99,37 @@ class DistractorMarks:
         return f"of the {total} distractors, {flagged} flagged{named(RESULTS[0])}, {kept} kept"
 
 
-MARKS = DistractorMarks()
-
-
 def _k(values: Mapping[str, Any]) -> int:
     return int(values.get(NAME) or 0)
+
+
+class DistractorEntries(MemoryPart):
+    """The memory stage: K distractors in the store, recorded in each sample with the
+    cells' ids (with the seed, the size and the bank's version they recompute every
+    distractor and every id), marked apart in an audit's table."""
+
+    marks = DistractorMarks()
+
+    def add(self, instance: Instance, values: Mapping[str, Any]) -> Instance:
+        return with_distractor_entries(instance, _k(values))
+
+    def metadata(self, instance: Instance) -> dict[str, object]:
+        # nothing in the paper's protocol, whose ids are fixed
+        extra = [m for m in instance.memory if not m.is_cell]
+        if not extra:
+            return {}
+        cells = sorted((m for m in instance.memory if m.is_cell), key=lambda m: m.pos)
+        return {
+            "distractor_bank": DISTRACTOR_BANK_VERSION,
+            "cell_ids": [m.id for m in cells],
+            ENTRIES: [{"id": m.id, "topic": m.topic, "text": m.text} for m in extra],
+        }
+
+    def entry_ids(self, metadata: Mapping[str, Any]) -> frozenset[str]:
+        return frozenset(str(d["id"]) for d in metadata.get(ENTRIES, []))
+
+
+ENTRIES_PART = DistractorEntries()
 
 
 @dataclass(frozen=True)
@@ -112,9 +137,6 @@ class DistractorsExtension(Extension):
     name: str = "distractors"
     kinds: tuple[str, ...] = ("detection", "navigation")
     axes: type = DistractorsAxes
-
-    def solver_args(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {}  # the solvers rebuild the instance, distractors included, from the sample's metadata
 
     def check(self, values: Mapping[str, Any]) -> None:
         # a memory shown otherwise than as its text lines draws each entry as a picture of its cell
@@ -125,46 +147,17 @@ class DistractorsExtension(Extension):
                 f"use distractors=0 with memory={shown}; got distractors={_k(values)}"
             )
 
+    def memory(self) -> MemoryPart:
+        return ENTRIES_PART
+
     def active(self, values: Mapping[str, Any]) -> bool:
         return _k(values) > 0
-
-    def settings_record(self, values: Mapping[str, Any]) -> dict[str, object]:
-        # with the seed and size they recompute every distractor and every id
-        k = _k(values)
-        return {NAME: k, "distractor_bank": DISTRACTOR_BANK_VERSION} if k else {}
-
-    def tags(self, values: Mapping[str, Any]) -> list[str]:
-        return [f"{NAME}={_k(values)}"] if _k(values) else []
-
-    def axes_last(self, kind: str) -> bool:
-        return kind == "navigation"  # after the navigator's axes, as the study's options have it
-
-    def memory(self, instance: Instance, values: Mapping[str, Any]) -> Instance:
-        return with_distractor_entries(instance, _k(values))
-
-    def instance_metadata(self, instance: Instance) -> dict[str, object]:
-        # the store's ids (each cell's, in row-major order) and the distractors; nothing
-        # in the paper's protocol, whose ids are fixed
-        extra = [m for m in instance.memory if not m.is_cell]
-        if not extra:
-            return {}
-        cells = sorted((m for m in instance.memory if m.is_cell), key=lambda m: m.pos)
-        return {
-            "cell_ids": [m.id for m in cells],
-            ENTRIES: [{"id": m.id, "topic": m.topic, "text": m.text} for m in extra],
-        }
-
-    def entry_ids(self, metadata: Mapping[str, Any]) -> frozenset[str]:
-        return frozenset(str(d["id"]) for d in metadata.get(ENTRIES, []))
-
-    def audit_marks(self) -> DistractorMarks:
-        return MARKS
 
     def scores(self, kind: str) -> Scores | None:
         return SCORES if kind == "detection" else None
 
     def score(self, kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> ScorePart | None:
-        ids = self.entry_ids(metadata)
+        ids = ENTRIES_PART.entry_ids(metadata)
         if kind != "detection" or not ids:
             return None
         flagged = sum(len(ids & set(w["flagged"])) for w in windows)

@@ -2,7 +2,7 @@
 for each entry an auditor calls stale it also proposes the corrected entry, e.g.
 ``"edit": "DANGER at (3,4): Hole - dangerous"``, judged against the cell's current type.
 
-It plugs into the settings (its axis, inherited by the detection settings), the prompt
+It plugs into the settings (its axis, read by the detection settings), the prompt
 (:data:`EDITS_REQUEST` after the audit prompt), the answer (:class:`EditField`: the
 schema's nullable ``edit``, how an edit is read, recorded per window and judged, and what
 the reference agents and the dry run write) and the scores (``edits_correct`` ...
@@ -220,7 +220,7 @@ def edit_counts(judgments: Iterable[EditJudgment]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class EditsAxes:
-    """The edits' axis, inherited by the detection settings."""
+    """The edits' axis, read by the detection settings."""
 
     edits: bool = axis(
         False,
@@ -232,7 +232,6 @@ class EditsAxes:
         in_id=lambda on: "-edits",
         show=lambda on: str(on).lower(),
         recorded=True,
-        record_default=False,  # default logs stay as they were
     )
 
 

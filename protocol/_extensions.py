@@ -1,15 +1,17 @@
 """The registry of extensions the core iterates over (``_seams``): the only place that
-names them. Each is one module; its order here is the order of its axes among the
-task's and of its hooks' effects."""
+names them. Each built-in is one module; an installed package adds its own through the
+entry-point group ``spatialstale.extensions``. The registry's order is the order of
+their axes after the task's own and of their hooks' effects."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
-from spatialstale.env import Instance, MemoryEntry, Pos
+from spatialstale.env import Instance, MemoryEntry, Pos, installed_plugins, load_plugin
 
-from ._axes import axes_of
+from ._axes import Axis, axes_of
 from ._crops import CROPS
 from ._distractors import DISTRACTORS
 from ._edits import EDITS
@@ -23,6 +25,7 @@ from ._seams import (
     Extension,
     FilterMode,
     MemoryForm,
+    MemoryPart,
     ReportPart,
     ReportSweep,
     ScorePart,
@@ -36,32 +39,56 @@ from ._seams import (
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-EXTENSIONS: tuple[Extension, ...] = (HOLES, FOG, DISTRACTORS, CROPS, EDITS)
+BUILTIN_EXTENSIONS: tuple[Extension, ...] = (HOLES, FOG, DISTRACTORS, CROPS, EDITS)
 """The built-in extensions, in order."""
+
+ENTRY_POINT_GROUP = "spatialstale.extensions"
+"""The entry-point group a package declares its extensions in (docs/extensions.md)."""
+
+
+@cache
+def extensions() -> tuple[Extension, ...]:
+    """Every extension: the built-ins, then each one an installed package declares in
+    :data:`ENTRY_POINT_GROUP` (an :class:`Extension` object, or a class constructed with
+    no arguments), in the order of their names. Loaded on the first call, once the suite's
+    modules are imported (an extension's module imports them); one that cannot be loaded
+    fails with one line naming it."""
+    found = list(BUILTIN_EXTENSIONS)
+    for name, spec in sorted(installed_plugins(ENTRY_POINT_GROUP).items()):
+        said = f"extension {name!r} ({spec})"
+        target = load_plugin(spec, partial(_refused, said))
+        extension = target() if isinstance(target, type) else target
+        if not isinstance(extension, Extension):
+            raise ValueError(f"{said} is not a spatialstale.protocol.Extension")
+        taken = {e.name for e in found} | {a.name for e in found for a in axes_of(e.axes)}
+        clash = sorted(({extension.name} | {a.name for a in axes_of(extension.axes)}) & taken)
+        if clash:
+            raise ValueError(f"{said} takes a name another extension or axis has: {', '.join(clash)}")
+        found.append(extension)
+    return tuple(found)
+
+
+def _refused(said: str, why: str) -> ValueError:
+    return ValueError(f"{said} {why}")
 
 
 def _of(kind: str) -> list[Extension]:
     """The extensions of task kind ``kind``, in registry order."""
-    return [e for e in EXTENSIONS if kind in e.kinds]
+    return [e for e in extensions() if kind in e.kinds]
 
 
-def extension_axes(kind: str) -> tuple[type, ...]:
-    """The axes dataclasses of the extensions of task kind ``kind``, in registry order."""
-    return tuple(e.axes for e in _of(kind))
+def _parts() -> list[MemoryPart]:
+    return [p for e in extensions() if (p := e.memory()) is not None]
 
 
-def settings_bases(kind: str, *, last: bool = False) -> tuple[type, ...]:
-    """The bases a ``kind`` settings class inherits its extensions' axes from (those placed
-    after all of the kind's own axes, ``Extension.axes_last``, or the others): a dataclass
-    collects its fields from the last base to the first, so the bases come in reverse
-    registry order for the axes to follow the task's own in registry order."""
-    return tuple(e.axes for e in _of(kind) if e.axes_last(kind) == last)[::-1]
+def extension_axes(kind: str) -> tuple[Axis, ...]:
+    """The axes of the extensions of task kind ``kind``, in registry order."""
+    return tuple(a for e in _of(kind) for a in axes_of(e.axes))
 
 
 def extension_names(kind: str) -> tuple[str, ...]:
-    """The ``-T`` names of the extensions' axes of ``kind`` that a task passes its solver
-    (``Extension.solver_args``), which the solver reads."""
-    return tuple(name for e in _of(kind) for name in e.solver_args({a.name: a.value for a in axes_of(e.axes)}))
+    """The ``-T`` names of the extensions' axes of ``kind``."""
+    return tuple(a.name for a in extension_axes(kind))
 
 
 def extension_values(kind: str, given: Mapping[str, object]) -> dict[str, Any]:
@@ -75,12 +102,7 @@ def extension_values(kind: str, given: Mapping[str, object]) -> dict[str, Any]:
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise ValueError(f"unknown argument {', '.join(unknown)}; the extensions take {', '.join(names) or 'none'}")
-    return {
-        a.name: a.read(given.get(a.name, a.default), a.name)
-        for axes in extension_axes(kind)
-        for a in axes_of(axes)
-        if a.name in names
-    }
+    return {a.name: a.read(given.get(a.name, a.default), a.name) for a in extension_axes(kind)}
 
 
 def extension_view(kind: str, values: Mapping[str, Any]) -> View:
@@ -91,7 +113,7 @@ def extension_view(kind: str, values: Mapping[str, Any]) -> View:
 
 def dry_run_notes(kind: str, values: Mapping[str, Any]) -> list[str]:
     """The dry run's method notes of the extensions of ``kind`` for these values."""
-    return [n for e in _of(kind) if (n := e.dry_run_note(values)) is not None]
+    return [n for e in _of(kind) if (v := e.view(values)) is not None and (n := v.dry_run_note()) is not None]
 
 
 def check_extensions(kind: str, values: Mapping[str, Any]) -> None:
@@ -114,24 +136,21 @@ def extension_memory_form(
     """How an audit of a ``kind`` task with these values shows its entries: the first
     extension's form that has one; None: each entry's text line (the paper)."""
     for e in _of(kind):
-        if (form := e.memory_form(values, instance, drawn=drawn)) is not None:
+        if (part := e.memory()) is not None and (form := part.form(values, instance, drawn=drawn)) is not None:
             return form
     return None
 
 
 def extension_stand_ins() -> tuple[StandIn, ...]:
     """Every image an extension's memory form sends, as the dry run measures it."""
-    return tuple(s for e in EXTENSIONS for s in e.stand_ins())
+    return tuple(s for part in _parts() for s in part.stand_ins)
 
 
 def read_memory_picture(image: Image, size: int) -> tuple[str, Pos] | None:
     """The remembered cell type and the cell of a picture of a memory entry, as the
     first extension that reads it reads it (the reference agents' reading); None: no
     extension reads it."""
-    for e in EXTENSIONS:
-        if (read := e.read_picture(image, size)) is not None:
-            return read
-    return None
+    return next((read for part in _parts() if (read := part.read_picture(image, size)) is not None), None)
 
 
 def active_extensions(kind: str, values: Mapping[str, Any]) -> tuple[str, ...]:
@@ -147,7 +166,7 @@ def verdict_fields(kind: str, values: Mapping[str, Any]) -> tuple[VerdictField, 
 def every_verdict_field() -> tuple[VerdictField, ...]:
     """Every extension's verdict field, whichever task asks for it (the reference agents
     read from the prompt which ones it asks for)."""
-    return tuple(f for e in EXTENSIONS if (f := e.verdict_field()) is not None)
+    return tuple(f for e in extensions() if (f := e.verdict_field()) is not None)
 
 
 def extension_scores(kind: str) -> dict[str, Scores]:
@@ -162,13 +181,13 @@ def extension_score(kind: str, metadata: Mapping[str, Any], windows: Sequence[Ma
 
 def extension_reports() -> tuple[ReportPart, ...]:
     """The extensions' parts of the report's section beyond the paper, in registry order."""
-    return tuple(part for e in EXTENSIONS if isinstance(part := e.report(), ReportPart))
+    return tuple(part for e in extensions() if isinstance(part := e.report(), ReportPart))
 
 
 def extension_sweeps() -> tuple[ReportSweep, ...]:
     """The extensions' sections of the report that set a navigation axis's values side
     by side, in registry order."""
-    return tuple(sweep for e in EXTENSIONS if isinstance(sweep := e.report(), ReportSweep))
+    return tuple(sweep for e in extensions() if isinstance(sweep := e.report(), ReportSweep))
 
 
 def compared_axes(kind: str) -> tuple[str, ...]:
@@ -177,37 +196,22 @@ def compared_axes(kind: str) -> tuple[str, ...]:
     return tuple(part.axis for part in extension_reports() if any(t.kind == kind for t in part.tables))
 
 
-def extension_args(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """What a ``kind`` task with these settings passes its solver of its extensions."""
-    return {k: v for e in _of(kind) for k, v in e.solver_args(values).items()}
-
-
-def extension_records(kind: str, values: Mapping[str, Any]) -> dict[str, object]:
-    """What the task's header and its samples' metadata record of the extensions beyond their axes."""
-    return {k: v for e in _of(kind) for k, v in e.settings_record(values).items()}
-
-
-def extension_tags(kind: str, values: Mapping[str, Any]) -> list[str]:
-    """The log's tags of the extensions beyond their axes'."""
-    return [tag for e in _of(kind) for tag in e.tags(values)]
-
-
 def extension_instance(instance: Instance, values: Mapping[str, Any]) -> Instance:
     """``instance`` with every extension's entries these values (settings, or a sample's
     metadata) put in its store: what the task's samples and the solvers see."""
-    for e in EXTENSIONS:
-        instance = e.memory(instance, values)
+    for part in _parts():
+        instance = part.add(instance, values)
     return instance
 
 
 def extension_instance_metadata(instance: Instance) -> dict[str, object]:
     """What a sample's metadata records of the extensions' entries in ``instance``."""
-    return {k: v for e in EXTENSIONS for k, v in e.instance_metadata(instance).items()}
+    return {k: v for part in _parts() for k, v in part.metadata(instance).items()}
 
 
 def extension_entry_ids(metadata: Mapping[str, Any]) -> frozenset[str]:
     """The ids of the extensions' entries in a sample with this metadata."""
-    return frozenset().union(*(e.entry_ids(metadata) for e in EXTENSIONS))
+    return frozenset().union(*(part.entry_ids(metadata) for part in _parts()))
 
 
 def extension_audit_result(entry: MemoryEntry, flagged: bool) -> str | None:
@@ -226,7 +230,7 @@ def extension_audit_notes(results: Mapping[str, int], named: Callable[[str], str
 
 
 def _marks() -> list[AuditMarks]:
-    return [m for e in EXTENSIONS if (m := e.audit_marks()) is not None]
+    return [part.marks for part in _parts() if part.marks is not None]
 
 
 FILTER_MODES: tuple[FilterMode, ...] = (DELETE, UNKNOWN)

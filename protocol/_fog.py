@@ -39,7 +39,7 @@ def show_radius(radius: int | None) -> str:
 
 @dataclass(frozen=True)
 class FogAxes:
-    """The fog's axis, inherited by the navigation settings."""
+    """The fog's axis, read by the navigation settings."""
 
     view_radius: int | None = axis(
         None,
@@ -72,6 +72,12 @@ class Fog:
         # named only under fog, so a full-view record reads as before the parameter
         return {NAME: self.radius}
 
+    def dry_run_note(self) -> str | None:
+        return (
+            "View radius k (fog): every observation of the episode, its audits' too, is the square of radius k "
+            "around S that the agent sees there."
+        )
+
 
 @dataclass(frozen=True)
 class FogExtension(Extension):
@@ -82,14 +88,6 @@ class FogExtension(Extension):
     def view(self, values: Mapping[str, Any]) -> View | None:
         radius = values.get(NAME)
         return None if radius is None else Fog(radius)
-
-    def dry_run_note(self, values: Mapping[str, Any]) -> str | None:
-        if values.get(NAME) is None:
-            return None
-        return (
-            "View radius k (fog): every observation of the episode, its audits' too, is the square of radius k "
-            "around S that the agent sees there."
-        )
 
     def report(self) -> ReportSweep:
         return REPORT

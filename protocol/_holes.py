@@ -29,7 +29,7 @@ is the cheaper listing for large grids."""
 
 @dataclass(frozen=True)
 class HolesAxes:
-    """The listing's axis, inherited by the detection, navigation and perception settings."""
+    """The listing's axis, read by the detection, navigation and perception settings."""
 
     observation: str = axis(
         "full",

@@ -25,9 +25,8 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
-from spatialstale.env import load_plugin
+from spatialstale.env import installed_plugins, load_plugin
 
 from ._agent_memory import MEMORY_NAVIGATOR
 from ._errors import TaskParameterError
@@ -85,11 +84,6 @@ class AgentNavigator:
         return "upper bound"
 
 
-def installed_navigators() -> dict[str, str]:
-    """Each navigator an installed package declares: entry-point name -> ``module:function``."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
 _RESOLVED: dict[str, AgentNavigator] = {}
 
 
@@ -100,7 +94,7 @@ def _fail(spec: str, why: str) -> TaskParameterError:
 def _resolve(spec: str) -> AgentNavigator:
     if spec in _RESOLVED:
         return _RESOLVED[spec]
-    installed = installed_navigators()
+    installed = installed_plugins(ENTRY_POINT_GROUP)
     target_spec = installed.get(spec, spec)
     if ":" not in target_spec:
         names = ", ".join([*NAVIGATOR_NAMES, *sorted(installed)])

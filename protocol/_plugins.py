@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from importlib.metadata import entry_points
 
-from spatialstale.env import load_plugin
+from spatialstale.env import installed_plugins, load_plugin
 
 from ._errors import TaskParameterError
 
@@ -51,11 +50,6 @@ names (``success_mymemory``), so lower-case letters, digits and underscores."""
 
 _RESOLVED: dict[str, type] = {}
 """Every plug-in resolved in this process, by its strategy name."""
-
-
-def installed_plugins() -> dict[str, str]:
-    """Each strategy an installed package declares: entry-point name -> ``module:Class``."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def _fail(spec: str, why: str) -> TaskParameterError:
@@ -98,7 +92,7 @@ def resolve_strategy(item: str) -> tuple[str, type | None]:
     if ":" in item:
         cls = check_strategy_class(_load(item), item)
     else:
-        declared = installed_plugins()
+        declared = installed_plugins(ENTRY_POINT_GROUP)
         if item not in declared:
             plugins = f" (installed plug-ins: {', '.join(sorted(declared))})" if declared else ""
             raise TaskParameterError(

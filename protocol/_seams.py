@@ -1,50 +1,40 @@
-"""The seams: the pipeline's stages an extension plugs into, as typed interfaces.
+"""The seams: the stages of a run an extension plugs into, as typed interfaces.
 
-An extension (an experiment beyond the paper's protocol) is one module holding one
-object that satisfies :class:`Extension`; the core iterates over the registry
-(``_extensions.EXTENSIONS``) and never names an extension. The stages, in the order a
-run meets them:
+An extension (an experiment beyond the paper's protocol) is one object that subclasses
+:class:`Extension`, in a module of its own: the built-ins here, any other in a package of
+its own that declares it in the entry-point group ``spatialstale.extensions``
+(docs/extensions.md). The core iterates over the registry (``_extensions.extensions()``)
+and never names an extension. An extension has three attributes (``name``, ``kinds``,
+``axes``) and nine hooks, each a stage of a run, in the order a run meets them:
 
-1. **settings**: :attr:`Extension.axes`, a frozen dataclass of the extension's axes
-   (declared with ``axis``); the settings of the task kinds in :attr:`Extension.kinds`
-   inherit it, so its ``-T`` parameters, metadata, tags, sample ids, study flags, dry
-   run and report columns derive from it as from any axis;
-2. **observation**: :meth:`Extension.view` binds the extension's values to a
-   :class:`View`, what of the live grid each call shows (``Sight.seen``) and how its
-   text lists it (:meth:`View.listing`);
-3. **transcript and records**: the view's :meth:`View.step_note` (a line under each
-   step's table) and :meth:`View.record` (what the episode's record keeps of it);
-4. **dry run**: :meth:`Extension.dry_run_note`, the estimate's method note;
-5. **settings, again**: :meth:`Extension.check` refuses a combination of values;
-6. **prompt**: :meth:`Extension.prompt`, a call kind's system prompt under the values
-   (a request added to it);
-7. **memory**: :meth:`Extension.memory_form`, how an audit shows its entries
-   (:class:`MemoryForm`), and :meth:`Extension.stand_ins`, its images as the dry run
-   measures them (:class:`StandIn`), and :meth:`Extension.read_picture`, how the
-   reference agents read one of its pictures back;
-8. **memory, again**: :meth:`Extension.memory` puts the extension's entries in an
-   instance's store beside the cells', :meth:`Extension.instance_metadata` records them
-   in each sample and :meth:`Extension.entry_ids` reads their ids back; an audit table
-   marks the verdicts on them as :meth:`Extension.audit_marks` says (:class:`AuditMarks`);
-9. **answer**: :meth:`Extension.verdict_field`, a :class:`VerdictField` each audit verdict
-   gains when the extension is :meth:`Extension.active` (the response schema, the
-   reader, the audit's table, the window's record, the reference agents' and the dry
-   run's answers);
-10. **scores**: :meth:`Extension.scores` declares the counts, rates and metrics it adds
-    (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`);
-11. **settings, beyond the axes**: :meth:`Extension.solver_args` (what the solver is
-    passed), :meth:`Extension.settings_record` and :meth:`Extension.tags` (what the log
-    records), :meth:`Extension.axes_last` (where the axes go among the task's);
-12. **report**: :meth:`Extension.report`, its part of the report's section on
-    experiments beyond the paper (:class:`ReportPart`): tables of its runs beside the
-    paper's on the same seeds, declared column by column (:class:`ReportColumn`), or a
-    section of its own setting a navigation axis's values side by side
-    (:class:`ReportSweep`); the report computes and lays out either.
+1. **settings**: :attr:`Extension.axes` declares its ``-T`` axes (a dataclass of
+   ``axis`` fields); the settings of each kind in :attr:`Extension.kinds` read them at
+   run time, so its parameters, metadata, tags, sample ids, study flags, dry run and
+   report columns derive from them as from any axis. :meth:`Extension.check` refuses a
+   combination of values;
+2. **memory**: :meth:`Extension.memory`, a :class:`MemoryPart`: the entries it puts in
+   an instance's store beside the cells' (recorded in each sample, marked apart in an
+   audit's table), or how an audit shows the entries (:class:`MemoryForm`, its images
+   as the dry run measures them and as the reference agents read them back);
+3. **observation**: :meth:`Extension.view`, a :class:`View`: what of the live grid each
+   call shows, how its text lists it, a line under each step, what the episode's record
+   keeps and the dry run's note;
+4. **prompt**: :meth:`Extension.prompt`, a call kind's system prompt under the values;
+5. **answer**: :meth:`Extension.active` says whether it is on for a task's values or a
+   sample's metadata; :meth:`Extension.verdict_field`, a :class:`VerdictField` each audit
+   verdict gains when it is (the response schema, the reader, the audit's table, the
+   window's record, the reference agents' and the dry run's answers);
+6. **scores**: :meth:`Extension.scores` declares the counts, rates and metrics it adds
+   (:class:`Scores`), :meth:`Extension.score` adds a sample's (:class:`ScorePart`);
+7. **report**: :meth:`Extension.report`, its part of the report's section on
+   experiments beyond the paper (:class:`ReportPart`, tables of its runs beside the
+   paper's on the same seeds, declared column by column) or a section of its own
+   setting a navigation axis's values side by side (:class:`ReportSweep`).
 
-An extension subclasses :class:`Extension`, so a hook it does not define keeps the
-method's default (the paper's protocol). Two axes choose among alternatives rather than
-switch an extension on: the navigator (``-T agent``, :class:`Navigator`) and the filter
-mode (``-T filter``, :class:`FilterMode`), each with the paper's as its default.
+A hook an extension does not define keeps the default (the paper's protocol). Two axes
+choose among alternatives rather than switch an extension on: the navigator (``-T
+agent``, :class:`Navigator`) and the filter mode (``-T filter``, :class:`FilterMode`),
+each with the paper's as its default.
 """
 
 from __future__ import annotations
@@ -58,7 +48,6 @@ from inspect_ai.model import Content
 
 from spatialstale.env import Cell, Grid, Instance, MemoryEntry, Pos
 
-from ._axes import axes_of
 from ._measures import Count, Measure, TaskMetric
 
 if TYPE_CHECKING:
@@ -90,6 +79,10 @@ class View(Protocol):
         """What an episode's record keeps of this view (empty: as in the paper)."""
         ...
 
+    def dry_run_note(self) -> str | None:
+        """The dry run's method note for a task with this view (None: nothing to say)."""
+        ...
+
 
 @runtime_checkable
 class MemoryForm(Protocol):
@@ -117,144 +110,107 @@ class StandIn:
     legend: str
 
 
-class Extension(Protocol):
+class MemoryPart:
+    """The memory stage of one extension: what it adds to the store, how an audit shows
+    the entries. Each method's default is the paper's protocol; an extension overrides
+    what it needs.
+
+    Attributes:
+        marks: how an audit table marks the verdicts on the entries :meth:`add` puts in
+            the store (:class:`AuditMarks`); None: every entry is judged as a cell's.
+        stand_ins: the images :meth:`form` sends, as the dry run measures them
+            (:class:`StandIn`).
+    """
+
+    marks: AuditMarks | None = None
+    stand_ins: tuple[StandIn, ...] = ()
+
+    def add(self, instance: Instance, values: Mapping[str, Any]) -> Instance:
+        """``instance`` with the extension's entries in its store beside the cells' (every
+        audit judges them, a navigator's memory view shows them, the dry run counts them);
+        ``values`` may be a sample's metadata. Default: the instance as drawn."""
+        return instance
+
+    def metadata(self, instance: Instance) -> dict[str, object]:
+        """What a sample's metadata records of the entries :meth:`add` put in ``instance``."""
+        return {}
+
+    def entry_ids(self, metadata: Mapping[str, Any]) -> frozenset[str]:
+        """The ids of those entries in a sample with this metadata (the scores judge the
+        cells' entries apart)."""
+        return frozenset()
+
+    def form(self, values: Mapping[str, Any], instance: Instance, *, drawn: bool = True) -> MemoryForm | None:
+        """How an audit call of ``instance`` shows its batch of entries under these values;
+        with ``drawn`` False (the dry run) its images are stand-ins (:attr:`stand_ins`)
+        that name what they show without drawing it. None: each entry's text line."""
+        return None
+
+    def read_picture(self, image: Image, size: int) -> tuple[str, Pos] | None:
+        """The reference agents' reading (``spatialstale.agents``): the remembered cell
+        type and the cell of one picture of a memory entry as :meth:`form` draws it, read
+        from its pixels alone as a model must. None: not one of this part's pictures."""
+        return None
+
+
+class Extension:
     """An experiment beyond the paper's protocol, plugged into the stages it needs.
 
     Attributes:
         name: the extension's name (its docs page, its module).
-        kinds: the task kinds (``navigation``, ``detection``, ...) whose settings hold
-            its axes.
-        axes: a frozen dataclass whose fields are the extension's axes (``axis``); the
-            settings of each kind in ``kinds`` inherit it.
+        kinds: the task kinds (``navigation``, ``detection``, ``perception``) whose
+            settings read its axes.
+        axes: a frozen dataclass whose fields are the extension's axes (``axis``).
     """
 
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def kinds(self) -> tuple[str, ...]: ...
-
-    @property
-    def axes(self) -> type: ...
-
-    def view(self, values: Mapping[str, Any]) -> View | None:
-        """The view these axis values (canonical, by name) make; None: the whole grid."""
-        return None
-
-    def dry_run_note(self, values: Mapping[str, Any]) -> str | None:
-        """The dry run's method note for a task with these values; None: nothing to say."""
-        return None
+    name: str
+    kinds: tuple[str, ...]
+    axes: type
 
     def check(self, values: Mapping[str, Any]) -> None:
-        """The settings stage: refuse a combination of a task's axis values (all of its
-        axes, by name) that the extension cannot run, with a TaskParameterError (one
-        line, before any model call; the study skips the combination with it as its
-        reason). Default: every combination runs."""
+        """Settings: refuse a combination of a task's axis values (all of its axes, by
+        name) that the extension cannot run, with a TaskParameterError (one line, before
+        any model call; the study skips the combination with it as its reason)."""
+        return None
+
+    def memory(self) -> MemoryPart | None:
+        """Memory: the extension's part of the store and of how an audit shows it."""
+        return None
+
+    def view(self, values: Mapping[str, Any]) -> View | None:
+        """Observation: the view these axis values (by name) make; None: the whole grid."""
         return None
 
     def prompt(self, call: str, values: Mapping[str, Any], prompt: str) -> str:
-        """The prompt stage: the system prompt of call kind ``call`` (``audit``, ...) as
-        these values make it, given the prompt set's; the default keeps it. The dry run
-        measures what it returns, so a request it adds is counted in its tokens."""
+        """Prompt: the system prompt of call kind ``call`` (``audit``, ...) under these
+        values, given the prompt set's; the dry run measures what it returns."""
         return prompt
-
-    def memory_form(self, values: Mapping[str, Any], instance: Instance, *, drawn: bool = True) -> MemoryForm | None:
-        """The memory stage: how an audit call of ``instance`` shows its batch of entries
-        under these values; with ``drawn`` False (the dry run) its images are stand-ins
-        (:meth:`stand_ins`) that name what they show without drawing it. Default
-        (None): each entry's text line, as in the paper."""
-        return None
-
-    def stand_ins(self) -> tuple[StandIn, ...]:
-        """The dry run: the images :meth:`memory_form` sends, as stand-ins measured by
-        their size. Default: none."""
-        return ()
-
-    def read_picture(self, image: Image, size: int) -> tuple[str, Pos] | None:
-        """The reference agents' reading (``spatialstale.agents``): the remembered cell
-        type and the cell of one picture of a memory entry (an image right after a text
-        part holding only the entry's id) as :meth:`memory_form` draws it, read from its
-        pixels alone as a model must, for a grid of ``size``. Default (None): not one of
-        this extension's pictures."""
-        return None
 
     def active(self, values: Mapping[str, Any]) -> bool:
         """Whether the extension is on for these axis values (a task's settings, or a
-        sample's metadata, where an axis left at its default may be absent). The answer
-        and score stages ask it; False (the default): it adds nothing there."""
+        sample's metadata); the answer and score stages ask it. Default: never."""
         return False
 
     def verdict_field(self) -> VerdictField | None:
-        """The answer stage: the field this extension adds to each audit verdict when it
-        is :meth:`active` (the schema's key, how it is read, recorded and judged, and what
-        the reference agents and the dry run's answers write in it); None (the
-        default): none."""
+        """Answer: the field each audit verdict gains when :meth:`active`; None: none."""
         return None
 
     def scores(self, kind: str) -> Scores | None:
-        """The score stage's declarations for task kind ``kind``: the counts, per-sample
-        rates and metrics it adds when :meth:`active` (listed with the scorers' own, so
-        the docs' table of metrics names them); None (the default): none."""
+        """Scores: the counts, per-sample rates and metrics it adds to task kind ``kind``
+        when :meth:`active` (the docs' table of metrics lists them); None: none."""
         return None
 
     def score(self, kind: str, metadata: Mapping[str, Any], windows: Sequence[Mapping[str, Any]]) -> ScorePart | None:
-        """The score stage: what a ``kind`` sample's score adds (counts, a clause of the
-        explanation, score metadata), given its sample metadata and its windows' records
-        as the score metadata keeps them; None (the default, and whenever it is not
-        :meth:`active` for ``metadata``): nothing."""
-        return None
-
-    def solver_args(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """The settings stage: what a task passes its solver of these values (recorded in
-        the log's plan). Default: each of the extension's axes, by name; empty for one
-        whose effect travels in the sample's instance (:meth:`memory`), which the solver
-        rebuilds from the sample's metadata."""
-        return {a.name: values[a.name] for a in axes_of(self.axes)}
-
-    def settings_record(self, values: Mapping[str, Any]) -> dict[str, object]:
-        """The settings stage: what the task's header and each sample's metadata record
-        of these values beyond the axes' own recording. Default: nothing."""
-        return {}
-
-    def tags(self, values: Mapping[str, Any]) -> list[str]:
-        """The settings stage: the log's tags beyond the axes'. Default: none."""
-        return []
-
-    def axes_last(self, kind: str) -> bool:
-        """The settings stage: True to place the axes after all of the ``kind`` settings'
-        own (the order the study's options and the report's columns keep); the default,
-        False: after the kind's head (``_settings``), before its own axes."""
-        return False
-
-    def memory(self, instance: Instance, values: Mapping[str, Any]) -> Instance:
-        """The memory stage: ``instance`` with the extension's entries in its store beside
-        the cells' (every audit judges them, a navigator's memory view shows them, the
-        dry run counts them); ``values`` may be a sample's metadata, which records the
-        axes that change the instance. Default: the instance as drawn."""
-        return instance
-
-    def instance_metadata(self, instance: Instance) -> dict[str, object]:
-        """The memory stage: what a sample's metadata records of the extension's entries
-        in ``instance``. Default: nothing."""
-        return {}
-
-    def entry_ids(self, metadata: Mapping[str, Any]) -> frozenset[str]:
-        """The memory stage, read back: the ids of the extension's entries in a sample
-        with this metadata (the scores judge the cells' entries apart). Default: none."""
-        return frozenset()
-
-    def audit_marks(self) -> AuditMarks | None:
-        """The transcript: how an audit table marks the verdicts on the extension's entries
-        and sums them up (:class:`AuditMarks`); None (the default): it has none, every
-        entry is judged as a cell's."""
+        """Scores: what a ``kind`` sample's score adds (counts, a clause of the
+        explanation, score metadata), given its sample metadata and its windows' records;
+        None (and whenever it is not :meth:`active` for ``metadata``): nothing."""
         return None
 
     def report(self) -> ReportPart | ReportSweep | None:
-        """The report stage: its part of the report's section on experiments beyond the
-        paper (:class:`ReportPart`: its runs beside the paper's on the same seeds), or a
-        section of its own for a navigation axis whose values the report sets side by
-        side (:class:`ReportSweep`); None (the default): nothing of its own, its axis a
-        column where the tables show it."""
+        """Report: its part of the section on experiments beyond the paper
+        (:class:`ReportPart`), or a section of its own for a navigation axis whose values
+        the report sets side by side (:class:`ReportSweep`); None: its axes are columns
+        where the tables show them."""
         return None
 
 
@@ -273,6 +229,9 @@ class WholeGrid:
 
     def record(self) -> dict[str, object]:
         return {}
+
+    def dry_run_note(self) -> str | None:
+        return None
 
 
 WHOLE_GRID = WholeGrid()
@@ -303,6 +262,10 @@ class Views:
         for part in self.parts:
             out |= part.record()
         return out
+
+    def dry_run_note(self) -> str | None:
+        notes = [n for n in (part.dry_run_note() for part in self.parts) if n is not None]
+        return " ".join(notes) if notes else None
 
 
 class VerdictField(Protocol):

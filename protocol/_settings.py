@@ -20,10 +20,11 @@ A new axis is one field here (and its use where it changes behaviour).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
 from typing import Any, ClassVar, Self, cast
 
@@ -52,16 +53,7 @@ from ._axes import (
     shown,
 )
 from ._errors import TaskParameterError, reported
-from ._extensions import (
-    FILTER_MODES,
-    FILTERS,
-    check_extensions,
-    extension_args,
-    extension_prompt,
-    extension_records,
-    extension_tags,
-    settings_bases,
-)
+from ._extensions import FILTER_MODES, FILTERS, check_extensions, extension_axes, extension_prompt
 from ._navigators import NAVIGATOR_NAMES, NAVIGATORS, AgentNavigator, agent_name, navigator
 from ._plugins import BUILTIN_STRATEGIES, DEFAULT_STRATEGIES, resolve_strategy
 from ._prompt_sets import DEFAULT_PROMPT_SET, DEFAULT_PROMPTS, PROMPT_SETS, PromptSet, prompt_set_metadata
@@ -213,6 +205,13 @@ def tag_value(value: object, show: Callable[[Any], str] = str) -> str:
     return str(value).lower() if isinstance(value, bool) else show(value)
 
 
+def extension_values_given(cls: type[GridSettings], values: dict[str, Any]) -> dict[str, Any]:
+    """The extension axes' values taken out of ``values`` (every axis's, by name), those
+    away from their defaults kept: a settings' ``extensions``."""
+    taken = {a: values.pop(a.name) for a in cls.extension_axes() if a.name in values}
+    return {a.name: value for a, value in taken.items() if value != a.value}
+
+
 # --- the settings of each task kind -------------------------------------------------------
 
 
@@ -260,10 +259,15 @@ class GridSettings:
     """The system prompt of each call kind the task sends (the set's, or a -T override)."""
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
     """The axes in the order the task's signature gives them, which its records follow."""
+    extensions: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """The extensions' axes given away from their defaults, by name (``_extensions``);
+    read as attributes, as the task's own axes are."""
 
     def __post_init__(self) -> None:
         # a combination of values an extension cannot run: one line, before any model call
-        check_extensions(self.kind, self.values())
+        # (the paper's protocol, every extension at its default, always runs)
+        if self.extensions:
+            check_extensions(self.kind, self.values())
 
     @classmethod
     def read(cls, args: Mapping[str, object]) -> Self:
@@ -294,6 +298,7 @@ class GridSettings:
                 else prompt_text(text, f"{kind}_prompt")
                 for kind, text in given.items()
             }
+            values["extensions"] = extension_values_given(cls, values)
             settings = cls(**values)
             settings.check_draws()
             return settings
@@ -354,10 +359,10 @@ class GridSettings:
         """What the task's log header records of its settings."""
         out: dict[str, object] = {}
         for a in self.axes():
-            if a.task_meta and a.name != "prompt_set" and self._records(a):  # the set is recorded last
+            if a.task_meta and a.name != "prompt_set":  # the set is recorded last
                 value = getattr(self, a.name)
                 out["regimes" if a.name == "regime" else a.name] = list(value) if isinstance(value, tuple) else value
-        return {**out, **self.plugin_record(), **self.extension_record(), **self.prompt_record}
+        return {**out, **self.plugin_record(), **self.prompt_record}
 
     def plugin_record(self) -> dict[str, object]:
         """``regime_sources``: each plug-in regime's class (``module:Class``), the code
@@ -367,10 +372,7 @@ class GridSettings:
 
     def sample_metadata(self) -> dict[str, object]:
         """What every sample's metadata records of the settings (beside its instance)."""
-        return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded and self._records(a)}
-
-    def _records(self, a: Axis) -> bool:
-        return a.record_default or getattr(self, a.name) != a.value
+        return {a.name: getattr(self, a.name) for a in self.axes() if a.recorded}
 
     def tags(self) -> list[str]:
         """The log's tags, one per axis, for the viewer's Tags column: the paper's axes
@@ -390,7 +392,6 @@ class GridSettings:
             elif a.task_meta and value != a.value:
                 out.append(f"{a.name}={tag_value(value, a.show)}")
         values = self.values()
-        out += extension_tags(self.kind, values)
         chosen = PROMPT_SETS[self.prompt_set]
         out += [
             f"{kind}_prompt=custom"
@@ -403,15 +404,40 @@ class GridSettings:
         """Every axis's value, by name: what an extension's hooks read (``_seams``)."""
         return {a.name: getattr(self, a.name) for a in axes_of(self)}
 
-    def extension_record(self) -> dict[str, object]:
-        """What the task's header and each sample's metadata record of the extensions
-        beyond their axes (``Extension.settings_record``; nothing at the defaults)."""
-        return extension_records(self.kind, self.values())
-
     def extension_args(self) -> dict[str, Any]:
-        """What the task passes its solver of this kind's extension axes (``_extensions``,
-        ``Extension.solver_args``), by name."""
-        return extension_args(self.kind, self.values())
+        """What the task passes its solver of this kind's extension axes, by name."""
+        return {a.name: getattr(self, a.name) for a in extension_axes(self.kind)}
+
+    def replace(self, **values: Any) -> Self:
+        """These settings with ``values`` (canonical, by axis name, an extension's axes
+        too) in place of theirs: ``dataclasses.replace`` for settings whose extensions'
+        axes are read at run time."""
+        own = {f.name for f in fields(self)}
+        extensions = {**self.extensions, **{n: v for n, v in values.items() if n not in own}}
+        unknown = sorted(set(extensions) - {a.name for a in self.extension_axes()})
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no axis {', '.join(unknown)}")
+        changed = {n: v for n, v in values.items() if n in own}
+        everything = {**self.values(), **changed, **extensions}
+        return dataclasses.replace(self, **changed, extensions=extension_values_given(type(self), everything))
+
+    @classmethod
+    def extension_axes(cls) -> tuple[Axis, ...]:
+        """The axes of this kind's extensions, as the registry holds them now: the
+        settings read them at run time, so an installed package's axes are read, checked
+        and recorded as the built-ins' (``_extensions``)."""
+        return extension_axes(cls.kind)
+
+    def __getattr__(self, name: str) -> Any:
+        # an extension's axis: its value as given, else its default (read when asked, so
+        # the registry is read once every module, an installed extension's too, is loaded)
+        given = self.__dict__.get("extensions", {})
+        if name in given:
+            return given[name]
+        axis = next((a for a in extension_axes(type(self).kind) if a.name == name), None) if name[0] != "_" else None
+        if axis is None:
+            raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
+        return axis.value
 
     def id_suffix(self) -> str:
         """The sample id's part naming every axis set away from its default (``-unknown-r1``)."""
@@ -421,7 +447,7 @@ class GridSettings:
 
 
 @dataclass(frozen=True)
-class DetectionSettings(*settings_bases("detection"), GridSettings):  # type: ignore[misc]
+class DetectionSettings(GridSettings):
     """The detection task's settings (``spatialstale/detection``)."""
 
     kind: ClassVar[str] = "detection"
@@ -429,7 +455,7 @@ class DetectionSettings(*settings_bases("detection"), GridSettings):  # type: ig
 
 
 @dataclass(frozen=True)
-class PerceptionSettings(*settings_bases("perception"), GridSettings):  # type: ignore[misc]
+class PerceptionSettings(GridSettings):
     """The perception probe's settings (``spatialstale/perception``)."""
 
     kind: ClassVar[str] = "perception"
@@ -437,10 +463,11 @@ class PerceptionSettings(*settings_bases("perception"), GridSettings):  # type: 
 
 
 @dataclass(frozen=True)
-class _NavigationHead(GridSettings):
-    """The navigation task's axes that come before its extensions' (``_extensions``):
-    the settings inherit these, then the extensions', then their own, so the axes keep
-    the order the study's options and the report's columns have always had."""
+class NavigationSettings(GridSettings):
+    """The navigation task's settings (``spatialstale/navigation``)."""
+
+    kind: ClassVar[str] = "navigation"
+    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
 
     strategies: tuple[str, ...] = axis(
         DEFAULT_STRATEGIES,
@@ -466,13 +493,6 @@ class _NavigationHead(GridSettings):
         in_id=named,
         recorded=True,
     )
-
-
-@dataclass(frozen=True)
-class _NavigationBody(*settings_bases("navigation"), _NavigationHead):  # type: ignore[misc]
-    """The navigation task's own axes, after its head and its extensions' (those not
-    placed after all of them, ``Extension.axes_last``)."""
-
     agent: str = axis(
         NAVIGATORS[0].name,
         "the navigator: " + " or ".join(n.help for n in NAVIGATORS),
@@ -489,14 +509,6 @@ class _NavigationBody(*settings_bases("navigation"), _NavigationHead):  # type: 
         read=at_least(0),
         task_meta=False,  # only LocalVerify's samples record it: the paper's logs stay as they were
     )
-
-
-@dataclass(frozen=True)
-class NavigationSettings(*settings_bases("navigation", last=True), _NavigationBody):  # type: ignore[misc]
-    """The navigation task's settings (``spatialstale/navigation``)."""
-
-    kind: ClassVar[str] = "navigation"
-    prompt_kinds: ClassVar[tuple[str, ...]] = ("navigate", "audit", "selfverify")
 
     def __post_init__(self) -> None:
         super().__post_init__()

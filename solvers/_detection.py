@@ -70,7 +70,7 @@ def window_audit(
     extension's pictures are stand-ins that name what they show, for the dry run)."""
     return AuditPlan(
         instance.memory,
-        grid,
+        sight.seen(grid, instance.start),  # what the extensions' view shows of it
         instance.start,
         sight=sight.for_instance(instance),
         batch_size=batch_size,

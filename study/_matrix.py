@@ -25,7 +25,7 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspect_ai import Task
@@ -101,7 +101,7 @@ class TaskSpec:
         for key in ("seeds", "strategies"):
             if key in values:
                 values[key] = tuple(values[key])
-        return cls(replace(base, **values))
+        return cls(base.replace(**values))
 
     @property
     def kind(self) -> str:
@@ -170,7 +170,9 @@ class TaskSpec:
         an axis beyond the paper only away from its default."""
         beyond = {a.name: a for a in beyond_paper(self.kind)}
         args: dict[str, Any] = {}
-        for name in inspect.signature(TASKS[self.kind]).parameters:
+        signature = list(inspect.signature(TASKS[self.kind]).parameters)
+        # an installed extension's axes reach the task through its ** parameter
+        for name in [*signature, *(a.name for a in self.settings.extension_axes() if a.name not in signature)]:
             if not hasattr(self.settings, name):
                 continue
             value = getattr(self.settings, name)

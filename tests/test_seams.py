@@ -14,8 +14,8 @@ import pytest
 
 from spatialstale.env import make_instance
 from spatialstale.protocol import (
+    BUILTIN_EXTENSIONS,
     DELETE,
-    EXTENSIONS,
     FILTER_MODES,
     NAVIGATION,
     NAVIGATORS,
@@ -23,6 +23,7 @@ from spatialstale.protocol import (
     AuditResult,
     DetectionSettings,
     Extension,
+    MemoryPart,
     NavigationSettings,
     PerceptionSettings,
     TaskParameterError,
@@ -31,7 +32,6 @@ from spatialstale.protocol import (
     filter_named,
     navigator,
 )
-from spatialstale.protocol._extensions import extension_axes
 from spatialstale.solvers import detect, navigate
 
 from .test_layers import LAYERS, ROOT
@@ -124,7 +124,7 @@ def sources() -> list[Path]:
     return sorted(p for package in LAYERS for p in (ROOT / package).rglob("*.py"))
 
 
-@pytest.mark.parametrize("extension", EXTENSIONS, ids=lambda e: e.name)
+@pytest.mark.parametrize("extension", BUILTIN_EXTENSIONS, ids=lambda e: e.name)
 def test_the_core_names_no_extension(extension: Extension) -> None:
     names = [a.name for a in axes_of(extension.axes)]
     assert names, "an extension declares at least one axis"
@@ -142,44 +142,70 @@ def test_the_core_names_no_extension(extension: Extension) -> None:
 def test_a_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="view_radius must be full or an integer of at least 0; got -1"):
         navigate(view_radius=-1)
-    with pytest.raises(ValueError, match="unknown argument radius; the extensions take observation, view_radius"):
+    with pytest.raises(
+        ValueError, match="unknown argument radius; the extensions take observation, view_radius, distr"
+    ):
         navigate(radius=1)
     navigate(view_radius="2")  # read as the task reads it
     with pytest.raises(ValueError, match="memory must be one of text, crops; got 'pictures'"):
         detect(memory="pictures")
-    with pytest.raises(ValueError, match="unknown argument memories; the extensions take observation, memory, edits"):
+    with pytest.raises(
+        ValueError, match="unknown argument memories; the extensions take observation, distractors, memory, e"
+    ):
         detect(memories="crops")
     detect(memory="CROPS")  # read as the task reads it
 
 
 @pytest.mark.parametrize("settings", [DetectionSettings, NavigationSettings, PerceptionSettings], ids=lambda s: s.kind)
-def test_the_extensions_axes_come_in_registry_order(settings: type) -> None:
-    ours = [a.name for axes in extension_axes(settings.kind) for a in axes_of(axes)]
+def test_the_extensions_axes_come_after_the_tasks_own_in_registry_order(settings: type) -> None:
+    ours = [a.name for e in BUILTIN_EXTENSIONS if settings.kind in e.kinds for a in axes_of(e.axes)]
     assert ours, "each task kind with settings has an extension"
-    assert [f.name for f in fields(settings) if f.name in ours] == ours
+    own = [f.name for f in fields(settings) if f.name not in ("seeds", "prompts", "order", "extensions")]
+    assert [a.name for a in axes_of(settings)] == own + ours
+    assert not set(ours) & {f.name for f in fields(settings)}, "read at run time, not inherited"
+
+
+STAGES = {"check", "memory", "view", "prompt", "active", "verdict_field", "scores", "score", "report"}
+"""The hooks of :class:`Extension`, in the order a run meets their stages."""
+
+EVERY_EXPERIMENT = {"memory", "verdict_field"}
+"""Hooks with one built-in implementer that stay: stages every experiment meets (the
+store every audit judges, the verdict every audit answer is read into)."""
+
+
+def test_the_extension_interface_is_few_hooks_each_with_its_implementers() -> None:
+    hooks = [name for name, value in vars(Extension).items() if callable(value) and not name.startswith("_")]
+    assert hooks == list(STAGES) or set(hooks) == STAGES
+    assert len(hooks) <= 12
+    for hook in hooks:
+        implementers = [e.name for e in BUILTIN_EXTENSIONS if getattr(type(e), hook) is not getattr(Extension, hook)]
+        assert len(implementers) >= 2 or (implementers and hook in EVERY_EXPERIMENT), (hook, implementers)
 
 
 def test_the_detection_solver_reads_the_extensions_axes_by_name() -> None:
     with pytest.raises(ValueError, match="edits must be one of true, false"):
         detect(edits="maybe")
-    with pytest.raises(ValueError, match="unknown argument edit; the extensions take observation, memory, edits"):
+    with pytest.raises(
+        ValueError, match="unknown argument edit; the extensions take observation, distractors, memory, e"
+    ):
         detect(edit=True)
     detect(edits="true")  # read as the task reads it
 
 
 def test_an_extension_changes_nothing_at_the_stages_it_does_not_plug_into() -> None:
-    fog = next(e for e in EXTENSIONS if e.name == "fog")
+    fog = next(e for e in BUILTIN_EXTENSIONS if e.name == "fog")
     values = {"view_radius": 1}
     assert not fog.active(values)
     assert fog.prompt("audit", values, "the prompt") == "the prompt"
     assert fog.verdict_field() is None and fog.scores("navigation") is None
     assert fog.score("navigation", values, []) is None
-    # the memory and settings hooks beyond the axes: the instance as drawn, nothing recorded
+    assert fog.memory() is None and fog.report() is not None
+    # a memory part's defaults: the instance as drawn, nothing recorded, no marks, no form
+    part = MemoryPart()
     instance = make_instance(4810, "L2", 8)
-    assert fog.memory(instance, values) is instance and fog.instance_metadata(instance) == {}
-    assert fog.entry_ids({"distractor_entries": [{"id": "mem_001"}]}) == frozenset()
-    assert fog.audit_marks() is None and not fog.axes_last("navigation")
-    assert fog.solver_args(values) == values and fog.settings_record(values) == {} and fog.tags(values) == []
+    assert part.add(instance, values) is instance and part.metadata(instance) == {}
+    assert part.entry_ids({"distractor_entries": [{"id": "mem_001"}]}) == frozenset()
+    assert part.marks is None and part.form(values, instance) is None and part.stand_ins == ()
 
 
 def test_each_verdict_field_is_a_key_of_its_own() -> None:

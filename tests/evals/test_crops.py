@@ -88,10 +88,10 @@ def test_text_memory_is_the_default_log() -> None:
     default, text = detection(seeds=SEED_ARG), detection(seeds=SEED_ARG, memory="text")
     assert [s.id for s in text.dataset] == [s.id for s in default.dataset] == [f"L2-s{s}" for s in SEEDS]
     assert [s.metadata for s in text.dataset] == [s.metadata for s in default.dataset]
-    assert all("memory" not in (s.metadata or {}) for s in default.dataset)
-    assert text.metadata == default.metadata and "memory" not in (default.metadata or {})
+    assert all((s.metadata or {})["memory"] == "text" for s in default.dataset)
+    assert text.metadata == default.metadata and (default.metadata or {})["memory"] == "text"
     assert text.tags == default.tags
-    assert text.version == default.version == 3
+    assert text.version == default.version == 4
 
 
 @pytest.mark.parametrize(

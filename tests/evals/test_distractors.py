@@ -34,7 +34,7 @@ def test_zero_distractors_is_todays_detection_run(tmp_path: Path) -> None:
         assert a.metadata == b.metadata
         assert a.scores == b.scores
     assert zero.eval.metadata == before.eval.metadata
-    assert zero.eval.task_version == before.eval.task_version == 3
+    assert zero.eval.task_version == before.eval.task_version == 4
     assert list(metrics(zero)) == list(metrics(before))
     assert not any("distractor" in name for name in metrics(zero))
 

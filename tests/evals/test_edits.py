@@ -44,11 +44,11 @@ def test_edits_off_is_todays_detection_run(tmp_path: Path) -> None:
     for a, b in zip(before.samples or [], off.samples or [], strict=True):
         assert prompts(a) == prompts(b) and prompts(a)
         assert not any(EDITS_REQUEST in p for p in prompts(a))
-        assert a.metadata == b.metadata and "edits" not in a.metadata
+        assert a.metadata == b.metadata and a.metadata["edits"] is False
         assert a.scores == b.scores
         assert not any("edit" in key for key in value(a))
-    assert off.eval.metadata == before.eval.metadata and "edits" not in (off.eval.metadata or {})
-    assert off.eval.task_version == before.eval.task_version == 3
+    assert off.eval.metadata == before.eval.metadata and (off.eval.metadata or {})["edits"] is False
+    assert off.eval.task_version == before.eval.task_version == 4
     assert list(metrics(off)) == list(metrics(before))
     assert not any("edit" in name for name in metrics(off))
     assert off.eval.tags == before.eval.tags

@@ -361,7 +361,7 @@ def test_the_command_line_takes_a_radius_and_refuses_a_bad_one_in_one_line(tmp_p
     [info] = list_eval_logs(str(tmp_path / "ok"))
     log = read_eval_log(info)
     assert [s.id for s in log.samples or []] == ["L2-oracle-r1-s625"]
-    assert log.eval.task_version == 5
+    assert log.eval.task_version == 6
     bad = _inspect_eval(tmp_path / "bad", "-T", "view_radius=far")
     assert bad.returncode == 1
     assert bad.stderr.strip() == "view_radius must be full or an integer of at least 0; got 'far'"

@@ -36,26 +36,30 @@ def test_the_memory_seam_puts_the_entries_in_the_store_and_the_metadata() -> Non
     meta = extension_instance_metadata(instance)
     assert meta["distractor_entries"] == [{"id": e.id, "topic": e.topic, "text": e.text} for e in extra]
     assert len(meta["cell_ids"]) == 64  # type: ignore[arg-type]
+    assert meta["distractor_bank"] == "v1"
     assert extension_entry_ids(meta) == {e.id for e in extra}
     # a solver rebuilds it from the sample's metadata, which records K
-    sample = {**meta, **settings.extension_record()}
+    sample = {**meta, **settings.sample_metadata()}
+    assert sample["distractors"] == 5
     assert extension_instance(paper, sample) == instance
     # the paper's protocol: the very instance drawn, and nothing recorded
     default = DetectionSettings.read({"seeds": str(SEED)})
     assert extension_instance(paper, default.values()) is paper
-    assert extension_instance_metadata(paper) == {} == default.extension_record()
+    assert extension_instance_metadata(paper) == {}
+    assert default.sample_metadata()["distractors"] == 0
     assert extension_entry_ids({}) == frozenset()
 
 
-def test_the_settings_seam_records_tags_and_refuses_as_before() -> None:
+def test_the_settings_seam_records_tags_and_refuses() -> None:
     on = NavigationSettings.read({"distractors": "3", "seeds": str(SEED)})
-    assert on.extension_record() == {"distractors": 3, "distractor_bank": "v1"}
-    assert on.tags()[-1] == "distractors=3"
-    assert on.extension_args() == {"observation": "full", "view_radius": None}  # the instance (K) is rebuilt
-    assert [a.name for a in axes_of(NavigationSettings)][-4:] == [
-        "view_radius",
+    assert on.task_metadata()["distractors"] == 3 and on.sample_metadata()["distractors"] == 3
+    assert "distractors=3" in on.tags()
+    assert on.extension_args() == {"observation": "full", "view_radius": None, "distractors": 3}
+    assert [a.name for a in axes_of(NavigationSettings)][-5:] == [
         "agent",
         "verify_radius",
+        "observation",
+        "view_radius",
         "distractors",
     ]
     with pytest.raises(TaskParameterError, match=r"use distractors=0 with memory=crops; got distractors=2$"):
