@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from functools import cache
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter, ValidationError
 
 from ._errors import TaskParameterError
 
@@ -55,29 +58,34 @@ def choice(value: object, valid: Sequence[str], name: str) -> str:
     return choices(value, valid, name)[0]
 
 
+@cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind)
+
+
+def _valid(kind: Any, value: object) -> Any:
+    """``value`` as pydantic reads it into ``kind`` (lax mode: ``"3"`` is 3, ``"yes"`` is
+    True); None where it cannot."""
+    try:
+        return _adapter(kind).validate_python(value)
+    except ValidationError:
+        return None
+
+
 def integer(value: object, name: str, minimum: int) -> int:
-    """An integer of at least ``minimum``, given as a number or as digits."""
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    """An integer of at least ``minimum``, given as a number or as digits (a bool is not one)."""
+    read = None if isinstance(value, bool) else _valid(Annotated[int, Field(ge=minimum)], value)
+    if read is None:
         raise TaskParameterError(f"{name} must be an integer of at least {minimum}; got {value or ''!r}")
-    return value
-
-
-_TRUE = ("true", "yes", "1", "on")
-_FALSE = ("false", "no", "0", "off")
+    return int(read)
 
 
 def boolean(value: object, name: str) -> bool:
-    """A flag given as a bool or as true/false, yes/no, 1/0, on/off (any case)."""
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower() if isinstance(value, str | int) else None
-    if word in _TRUE:
-        return True
-    if word in _FALSE:
-        return False
-    raise TaskParameterError(f"{name} must be one of true, false (or yes/no, 1/0, on/off); got {value!r}")
+    """A flag given as a bool or as true/false, yes/no, 1/0, on/off (any case), as pydantic reads one."""
+    read = _valid(bool, value.strip() if isinstance(value, str) else value) if isinstance(value, str | int) else None
+    if read is None:
+        raise TaskParameterError(f"{name} must be one of true, false (or yes/no, 1/0, on/off); got {value!r}")
+    return bool(read)
 
 
 Reader = Callable[[object, str], Any]
