@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from spatialstale.study import Study, study_seeds, study_tasks
 from spatialstale.study._estimate import per_model, plan
 from spatialstale.study._prices import CACHING
@@ -17,6 +19,7 @@ def _number(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+@pytest.mark.slow  # the dry run of the whole 50-seed matrix
 def test_the_paper_matrix_calls_per_model_are_as_stated() -> None:
     page = (DOCS / "performance.md").read_text()
     stated = re.search(r"The paper's full matrix is about ([\d,]+) calls per model", page)

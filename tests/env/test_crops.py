@@ -6,12 +6,14 @@ import hashlib
 import io
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from spatialstale.env import (
     CELL_PX,
     COLOURS,
+    CROP_CELLS,
     CROP_STRIP_PX,
     FOG_COLOUR,
     OUTLINE_COLOUR,
@@ -25,6 +27,8 @@ from spatialstale.env import (
     render_image,
     with_distractor_entries,
 )
+from spatialstale.env._crops import OUTLINE_PX
+from spatialstale.env._render import LINE_COLOUR
 
 SEED = 4810
 PINNED = "5c253a6a1e71a2c014a99b10b82d8c0d58a5bc7bb3026ad5790bc5945036a2d0"
@@ -45,7 +49,7 @@ def test_the_same_seed_gives_byte_identical_crops() -> None:
 
 def test_a_crop_is_three_cells_under_a_label_strip() -> None:
     image = _png(entry_crop(make_instance(SEED, "L2"), "mem_044"))
-    assert image.size == (3 * CELL_PX, CROP_STRIP_PX + 3 * CELL_PX)
+    assert CROP_CELLS == 3 and image.size == (CROP_CELLS * CELL_PX, CROP_STRIP_PX + CROP_CELLS * CELL_PX)
 
 
 @pytest.mark.parametrize("seed", [SEED, 625, 1247])
@@ -63,27 +67,36 @@ def test_the_centre_shows_the_remembered_type_and_the_neighbours_g0(seed: int) -
                 assert pixel == (COLOURS[instance.g0[r][c]] if inside else PAD_COLOUR)
 
 
-def test_cells_match_the_renderer_and_the_centre_is_outlined() -> None:
-    g0 = make_instance(SEED, "L2").g0
-    crop = crop_image(g0, (5, 4), g0[5][4], "mem_044")
-    full = render_image(g0, None)
-    # the label and the probe of each neighbour's cell are drawn as in the grid's image
-    for dr, dc in ((-1, -1), (1, 1), (0, -1)):
-        r, c = 5 + dr, 4 + dc
-        ours = crop.crop(
-            (
-                CELL_PX * (dc + 1) + 2,
-                CROP_STRIP_PX + CELL_PX * (dr + 1) + 2,
-                CELL_PX * (dc + 2) - 3,
-                CROP_STRIP_PX + CELL_PX * (dr + 2) - 3,
-            )
-        )
-        theirs = full.crop((CELL_PX * c + 2, CELL_PX * r + 2, CELL_PX * (c + 1) - 3, CELL_PX * (r + 1) - 3))
-        assert ours.tobytes() == theirs.tobytes()
-    # the outline straddles the centre's border on all four sides
-    x0, y0 = CELL_PX, CROP_STRIP_PX + CELL_PX
-    for x, y in ((x0, y0 + 20), (x0 + CELL_PX - 1, y0 + 20), (x0 + 20, y0), (x0 + 20, y0 + CELL_PX - 1)):
-        assert crop.getpixel((x, y)) == OUTLINE_COLOUR
+@pytest.mark.parametrize("memory_id", ["mem_044", "mem_000"])  # inside the grid; at its corner
+def test_cells_match_the_renderer_and_the_centre_is_outlined(memory_id: str) -> None:
+    # every pixel of each cell in the grid is the grid image's, but for the outline ring
+    # around the centre and the grid line that closes the crop's last column and row
+    instance = make_instance(SEED, "L2")
+    entry = next(e for e in instance.memory if e.id == memory_id)
+    crop = np.asarray(crop_image(instance.g0, entry.pos, entry.cell.value, entry.id))
+    full = np.asarray(render_image(instance.g0, None))
+    height, width = crop.shape[:2]
+    ys, xs = np.mgrid[0:height, 0:width]
+    x0, y0, w = CELL_PX, CROP_STRIP_PX + CELL_PX, OUTLINE_PX
+    outer = (xs >= x0 - w) & (xs < x0 + CELL_PX + w) & (ys >= y0 - w) & (ys < y0 + CELL_PX + w)
+    inner = (xs >= x0 + w) & (xs < x0 + CELL_PX - w) & (ys >= y0 + w) & (ys < y0 + CELL_PX - w)
+    ring = outer & ~inner
+    assert (crop[ring] == OUTLINE_COLOUR).all()
+    closing = (xs == width - 1) | (ys == height - 1)
+    assert (crop[closing & ~ring] == LINE_COLOUR).all()
+    seen = 0
+    for dr in range(CROP_CELLS):
+        for dc in range(CROP_CELLS):
+            r, c = entry.row + dr - 1, entry.col + dc - 1
+            if not (0 <= r < instance.size and 0 <= c < instance.size):
+                continue
+            rows = slice(CROP_STRIP_PX + dr * CELL_PX, CROP_STRIP_PX + (dr + 1) * CELL_PX)
+            cols = slice(dc * CELL_PX, (dc + 1) * CELL_PX)
+            ours, theirs = crop[rows, cols], full[r * CELL_PX : (r + 1) * CELL_PX, c * CELL_PX : (c + 1) * CELL_PX]
+            same = (ours == theirs).all(axis=2) | ring[rows, cols] | closing[rows, cols]
+            assert same.all(), (r, c)
+            seen += 1
+    assert seen == (9 if memory_id == "mem_044" else 4)
 
 
 def test_the_corner_is_padded_beyond_the_edge() -> None:
@@ -96,12 +109,14 @@ def test_the_corner_is_padded_beyond_the_edge() -> None:
 
 def test_the_strip_names_the_entry() -> None:
     instance = make_instance(SEED, "L2")
-    strips = {e.id: _png(entry_crop(instance, e)).crop((0, 0, 3 * CELL_PX, CROP_STRIP_PX)) for e in instance.memory}
+    images = {e.id: _png(entry_crop(instance, e)) for e in instance.memory}
+    strips = {mid: image.crop((0, 0, image.width, CROP_STRIP_PX)) for mid, image in images.items()}
     # the strip holds ink, and only the id tells two strips apart
     assert len({s.tobytes() for s in strips.values()}) == len(strips)
     assert strips["mem_044"].getcolors() is not None and (0, 0, 0) in {c for _, c in strips["mem_044"].getcolors()}
     g0 = instance.g0
-    same_cell = [crop_image(g0, (5, 4), "H", label) for label in ("mem_044", "mem_099")]
+    pos = next(e.pos for e in instance.memory if e.id == "mem_044")
+    same_cell = [crop_image(g0, pos, "H", label) for label in ("mem_044", "mem_099")]
     assert (
         same_cell[0].crop((0, CROP_STRIP_PX, *same_cell[0].size)).tobytes()
         == same_cell[1].crop((0, CROP_STRIP_PX, *same_cell[1].size)).tobytes()

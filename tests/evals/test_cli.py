@@ -11,8 +11,6 @@ import yaml
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from spatialstale.env import MAX_DISTRACTORS
-
 ROOT = Path(__file__).resolve().parents[2]
 INSPECT = [sys.executable, "-m", "inspect_ai"]
 
@@ -70,24 +68,12 @@ def test_task_file_runs_from_a_checkout(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("task", "arg", "message"),
-    # every bad value is checked in process (tests/evals/test_tasks.py); through the command
-    # line, one per task in the fast tier and the rest in the slow one
+    # every bad value is checked in process (tests/evals/test_tasks.py, test_params.py);
+    # through the command line, one per task: the path from -T to the one line is the same
+    # for every value
     [
-        pytest.param("spatialstale/detection", "regime=L4", "regime must be one of L1, L2, L3", marks=pytest.mark.slow),
-        pytest.param(
-            "spatialstale/detection",
-            "modality=smell",
-            "modality must be one of text, vision, both",
-            marks=pytest.mark.slow,
-        ),
         ("spatialstale/detection", "batch_size=0", "batch_size must be an integer of at least 1"),
         ("spatialstale/navigation", "strategies=teleport", "strategies must be one of nomemory, nofilter"),
-        pytest.param(
-            "spatialstale/navigation",
-            "n_seeds=0",
-            "n_seeds must be an integer of at least 1",
-            marks=pytest.mark.slow,
-        ),
     ],
 )
 def test_bad_task_argument_is_one_clear_line_before_any_model_call(
@@ -116,25 +102,7 @@ REJECTED = {
         ["-T", "regime=L4"],
         "regime must be one of L1, L2, L3, MA (or none), an installed plug-in's name or module:Class; got 'L4'",
     ),
-    "bad structured": (
-        ["-T", "structured=maybe"],
-        "structured must be one of true, false (or yes/no, 1/0, on/off); got 'maybe'",
-    ),
     "empty prompt": (["-T", "audit_prompt="], "audit_prompt must not be empty; got ''"),
-    "bad distractors": (
-        ["-T", "distractors=-3"],
-        f"distractors must be an integer from 0 to {MAX_DISTRACTORS} (the distractor bank's size); got -3",
-    ),
-    "bad edits": (
-        ["-T", "edits=maybe"],
-        "edits must be one of true, false (or yes/no, 1/0, on/off); got 'maybe'",
-    ),
-    "bad memory": (["-T", "memory=pictures"], "memory must be one of text, crops; got 'pictures'"),
-    "crops from text": (
-        ["-T", "memory=crops"],
-        "memory=crops compares pictures of the memory with the current grid's image: it needs modality vision or both; "
-        "got modality=text",
-    ),
     "misspelled name": (
         ["-T", "regmie=L1"],
         "unknown task parameter 'regmie' (did you mean 'regime'?); valid: audit_prompt, batch_size, distractors, "
@@ -157,8 +125,11 @@ REJECTED = {
 
 FAST_CASES = ("misspelled name", "unknown agent")
 """The fast tier's cases; the others run in the slow tier, read by the same checks (each
-one an `inspect eval` subprocess; tests/evals/test_params.py and each option's tests check
-every bad value in process)."""
+one an `inspect eval` subprocess). One case a path from the command line to the line on
+stderr: a task parameter's value (a bad regime), one that Inspect reads as no value (an
+empty prompt), a name no parameter has, the model, the auditor's role and a model
+argument; tests/evals/test_params.py and each option's tests check every bad value of
+every parameter in process."""
 
 
 @pytest.mark.parametrize(

@@ -54,11 +54,11 @@ def test_the_observer_reads_the_crops_and_scores_f1_one(tmp_path: Path) -> None:
         value = sample.scores["stale_f1"].value  # type: ignore[index]
         windows = value["windows"]  # type: ignore[index]
         events = calls(sample)
-        # the same batching as the text audit: ⌈n²/B⌉ calls an audit
-        assert len(events) == value["calls"] == windows * math.ceil(64 / batch)  # type: ignore[index]
         # each call shows the grid's image, then each entry of its batch as an id line and its crop,
         # recomputed from the sample's metadata alone
         instance = make_instance(meta["seed"], meta["regime"], meta["size"])
+        # the same batching as the text audit: ⌈entries/B⌉ calls an audit
+        assert len(events) == value["calls"] == windows * math.ceil(len(instance.memory) / batch)  # type: ignore[index]
         first = events[0].input[-1].content
         assert not isinstance(first, str)
         images = [p for p in first if isinstance(p, ContentImage)]

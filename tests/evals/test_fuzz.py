@@ -1,6 +1,6 @@
 """Randomized nasty answers through both tasks: no sample errors, and every reading
 that is lost or ambiguous is counted, checked by re-reading the raw answers stored in
-the log. The fast tier sends about two thousand; the slow tier over ten thousand."""
+the log. The fast tier sends over a thousand; the slow tier over ten thousand."""
 
 from __future__ import annotations
 
@@ -144,8 +144,9 @@ def _fuzz(tmp_path: Path, scale: int) -> int:
     return calls
 
 
-def test_two_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tmp_path: Path) -> None:
-    assert _fuzz(tmp_path, 3) >= 2_000
+def test_a_thousand_nasty_answers_error_no_sample_and_every_loss_is_counted(tmp_path: Path) -> None:
+    # every task, modality and answer kind on one seed; the slow tier's run below is the breadth
+    assert _fuzz(tmp_path, 1) >= 1_000
 
 
 @pytest.mark.slow

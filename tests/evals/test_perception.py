@@ -348,6 +348,7 @@ def test_observer_scores_one_in_vision_from_the_command_line(task: str, tmp_path
     assert metrics(log)["accuracy"] == 1.0
 
 
+@pytest.mark.slow  # an `inspect eval` subprocess; the fast tier pins the one line in tests/evals/test_cli.py
 def test_a_bad_value_is_one_line_on_stderr(tmp_path: Path) -> None:
     result = inspect_eval(
         "spatialstale/perception", "--model", "spatialstale/observer", "-T", "modality=smell", log_dir=tmp_path

@@ -251,8 +251,8 @@ def test_a_bad_verify_radius_fails_before_any_model_call(value: object) -> None:
 
 @pytest.mark.parametrize(
     ("radius", "agent", "n_seeds"),
+    # (the first 12 default seeds hold the first 6: one run of 12 at radius 1 covers both)
     [
-        pytest.param(1, "prompt", 6, marks=pytest.mark.slow),
         pytest.param(1, "prompt", 12, marks=pytest.mark.slow),
         pytest.param(2, "prompt", 12, marks=pytest.mark.slow),
         pytest.param(1, "tools", 12, marks=pytest.mark.slow),

@@ -80,7 +80,7 @@ def test_a_memory_judged_against_its_grid() -> None:
     assert sum(judged.counts[name] for name in LABELS) == judged.counts["seeded"] == 64
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.dictionaries(st.text(max_size=20), st.text(max_size=400), max_size=3))
 def test_hostile_memory_never_raises_and_its_counts_add_up(files: dict[str, str]) -> None:
     instance = make_instance(4810, "L2")

@@ -33,7 +33,7 @@ def _run(strategy: str) -> AgentRun:
         audit_prompt="",
         selfverify_prompt="",
         structured=False,
-        filter_mode="exclude",
+        filter_mode="delete",
     )
     env = DynamicFrozenLakeEnv(instance=instance, max_steps=20)
     env.reset()
