@@ -107,10 +107,18 @@ def line_edit(line: str) -> str | None:
     for pattern in (_REPLACE, _LABELLED, _UPDATE, _ARROWED):
         match = pattern.search(line)
         if match:
-            new = match.group("new").strip().strip(_QUOTES + " .").strip()
+            new = _balanced(match.group("new").strip().strip(_QUOTES + " .").strip())
             if new:
                 return clip(new, EDIT_CHARS)
     return None
+
+
+def _balanced(text: str) -> str:
+    """``text`` without the closing brackets at its end that it never opened: the edit of
+    ``stale (edit: DANGER at (3,4): hole)`` is ``DANGER at (3,4): hole``."""
+    while text and text[-1] in ")]" and text.count(text[-1]) > text.count("(" if text[-1] == ")" else "["):
+        text = text[:-1].rstrip()
+    return text
 
 
 def text_edits(text: str, cells: Mapping[str, tuple[int, int]]) -> dict[str, str]:

@@ -54,14 +54,8 @@ def test_an_edit_given_as_an_object_is_read_as_its_text() -> None:
             "DANGER at (3,4): Hole",
         ),
         ("mem_028: stale\nSAFE at (3,4) -> DANGER at (3,4)", "DANGER at (3,4)"),
-        pytest.param(
-            "mem_028: stale (edit: DANGER at (3,4): hole)",
-            "DANGER at (3,4): hole",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the reader keeps the parenthesis that closes the aside as part of the edit",
-            ),
-        ),
+        ("mem_028: stale (edit: DANGER at (3,4): hole)", "DANGER at (3,4): hole"),
+        ("mem_028: stale [edit: DANGER at (3,4)]", "DANGER at (3,4)"),
         (
             "| id | verdict | reason | edit |\n|---|---|---|---|\n"
             "| mem_028 | stale | (3,4) is H now | DANGER at (3,4): Hole |\n| mem_029 | valid | holds | |",
