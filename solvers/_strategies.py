@@ -23,7 +23,7 @@ still uses the truth: it is the oracle.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from inspect_ai.model import Model
@@ -97,6 +97,23 @@ Planned = AuditPlan | SelfVerifyPlan
 """An audit a strategy may make: batched, or SelfVerify's one call."""
 
 
+@dataclass(frozen=True)
+class PlanningContext(StrategyContext):
+    """The dry run's stand-in auditor: each audit a strategy asks for is recorded as the
+    plan it would ask (:meth:`~StrategyContext.audit_plan`, as the real audit's) and
+    flags nothing, so the view stays the whole store."""
+
+    planned: list[Planned] = field(default_factory=list)
+
+    async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
+        self.planned.append(self.audit_plan(entries, grid, agent))
+        return AuditResult(step=step, flagged=frozenset(), calls=0)
+
+    async def selfverify(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> AuditResult:
+        self.planned.append(self.selfverify_plan(entries, grid, agent))
+        return AuditResult(step=0, flagged=frozenset(), calls=0)
+
+
 class MemoryStrategy(Protocol):
     """What the navigation loop asks of a memory strategy, built-in or plug-in.
 
@@ -142,10 +159,24 @@ class _Strategy:
         self.audits: list[AuditResult] = []
 
     def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        """The most an episode of ``max_steps`` steps asks, with the agent at S: the
-        largest memory view it shows (the whole store) and every audit it may make
-        (none). The dry run counts it; each strategy states its own beside :meth:`view`."""
-        return self.memory, []
+        """The most an episode of ``max_steps`` steps asks with the agent kept at S, for
+        the dry run: the largest view it shows (the whole store, or None for no memory
+        section) and every audit it makes: :meth:`view` itself, step by step on the
+        scheduled grids, its context a stand-in auditor (:class:`PlanningContext`)."""
+        instance, context = self.context.instance, self.context
+        assert isinstance(context, PlanningContext), "a plan is made on a PlanningContext"
+        grid, changes, shown = instance.initial_grid, {e.step for e in instance.schedule}, False
+        for step in range(max_steps):
+            grid = instance.grid_after(step) if step in changes else grid
+            coroutine = self.view(step, grid, instance.start)
+            try:
+                coroutine.send(None)  # the stand-in never waits: the view returns at once
+            except StopIteration as done:
+                shown = shown or done.value is not None
+                continue
+            coroutine.close()
+            raise RuntimeError(f"{self.name}: a planned view waited on something other than its context")
+        return (self.memory if shown else None), context.planned
 
     @property
     def memory(self) -> tuple[MemoryEntry, ...]:
@@ -166,9 +197,6 @@ class NoMemory(_Strategy):
 
     name = "nomemory"
     flags = False
-
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        return None, []
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         return None
@@ -191,10 +219,6 @@ class SelfVerify(_Strategy):
     """One pre-navigation call with the whole store; never re-audited."""
 
     name = "selfverify"
-
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        instance = self.context.instance
-        return self.memory, [self.context.selfverify_plan(self.memory, instance.initial_grid, instance.start)]
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if not self.audits:
@@ -221,12 +245,6 @@ class OMCD(_Strategy):
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
         return await self.context.audit(self.memory, step, grid, agent)
 
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        # at most: an audit at the start and after every change scheduled within the budget
-        instance = self.context.instance
-        grids = [instance.initial_grid, *(instance.grid_after(e.step) for e in instance.schedule if e.step < max_steps)]
-        return self.memory, [self.context.audit_plan(self.memory, grid, instance.start) for grid in grids]
-
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if grid != self.audited_grid:
             self.audits.append(await self.judge(step, grid, agent))
@@ -244,9 +262,6 @@ class Oracle(OMCD):
 
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
         return AuditResult(step=step, flagged=self.context.instance.stale_ids(grid), calls=0)
-
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        return self.memory, []
 
 
 class LocalVerify(_Strategy):
@@ -278,8 +293,8 @@ class LocalVerify(_Strategy):
         return [e for e in self.memory if e.is_cell and max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
 
     def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        # at most: a full square of (2r+1)² entries audited every step (fewer at an edge,
-        # none on a step with nothing new in reach); the store's first entries stand for it
+        # what it audits follows the agent's path, which a plan does not know: at most a
+        # full square of (2r+1)² entries every step (the store's first entries stand for it)
         instance, r = self.context.instance, self.context.verify_radius
         square = self.memory[: (2 * r + 1) ** 2]
         return self.memory, [self.context.audit_plan(square, instance.initial_grid, instance.start)] * max_steps
