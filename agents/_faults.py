@@ -65,15 +65,7 @@ class FaultyAgentAPI(ReferenceAgentAPI):
             argument or a share outside 0..1; its message is also printed on stderr.
     """
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),  # noqa: B008 (Inspect's ModelAPI signature)
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, config)
+    def take_args(self, model_args: dict[str, Any]) -> None:
         known = {*FAULTS, "fault_seed", "latency", "retry_wait"}
         unknown = sorted(set(model_args) - known)
         if unknown:

@@ -126,9 +126,13 @@ class ReferenceAgentAPI(ModelAPI):
         super().__init__(model_name, base_url, api_key, [], config)
         if model_name not in AGENTS:
             raise _refused(f"spatialstale model must be one of {', '.join(AGENTS)}; got {model_name!r}")
-        if model_args:
-            raise _refused(f"spatialstale/{model_name} takes no model arguments; got {', '.join(model_args)}")
         self.policy = AGENTS[model_name]
+        self.take_args(model_args)
+
+    def take_args(self, model_args: dict[str, Any]) -> None:
+        """Read the model arguments (``-M``); the reference agents take none."""
+        if model_args:
+            raise _refused(f"spatialstale/{self.model_name} takes no model arguments; got {', '.join(model_args)}")
 
     async def generate(
         self,
