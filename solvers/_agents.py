@@ -1,42 +1,28 @@
 """Agent navigators (``-T agent`` other than ``prompt``): an Inspect ``Agent`` plays the episode.
 
 The paper's navigator (``_navigation.run_episode``) makes one fresh call per step with
-the whole memory view in the prompt. Every other navigator is an Inspect agent that the
-suite runs once per episode: the built-in ``tools`` and ``memory`` agents are
-``react()`` agents, and ``-T agent=module:function`` names a user's function that takes
-the episode's tools and returns any agent (``react()``, a bridged outside framework, a
-hand-written ``@agent``). They all share this one path:
+the memory view in the prompt. Every other navigator is an Inspect agent run once an
+episode: the built-in ``tools`` and ``memory`` agents are ``react()`` agents, and
+``-T agent=module:function`` names a user's function that takes the episode's tools
+and returns any agent. They all share this one path:
 
-- the agent's input is the episode's opening (the observation, the position, the goal
-  and the step budget), after the built-in agents' system prompt;
-- the world changes only through the ``move`` tool (``@tool``), which steps the
-  environment, records the step and returns what follows; the outcome is the
-  environment's;
-- memory is read through ``recall(row, col)`` (the strategy's current view), or, for an
-  agent that keeps its memory, through Inspect's own ``memory()`` tool, seeded with the
-  strategy's view as files under ``/memories`` (``spatialstale.protocol``'s
-  ``_agent_memory``), read back and judged at the start, after every change of the
-  world and at the end;
-- the strategy's view is refreshed right after every step (an OMCD re-audit runs there,
-  on the auditor), so any call that reads memory reads the view of its decision point.
+- the agent's input is the episode's opening (observation, position, goal, step
+  budget), after the built-in agents' system prompt;
+- the world changes only through the ``move`` tool, which steps the environment and
+  records the step; memory is read through ``recall(row, col)`` (the strategy's current
+  view) or, for an agent that keeps its memory, Inspect's ``memory()`` tool, seeded
+  with the view as files under ``/memories`` and judged at the start, after every
+  change of the world and at the end;
+- the strategy's view is refreshed right after every step (an OMCD re-audit runs there).
 
-The built-in agents keep SPEC §7's rules for what is not a move through ``react()``'s
-``on_continue`` (:class:`Rules`): a turn with no tool call falls back to one greedy step
-(``unreadable``); calls other than moves beyond ``call_budget(size)`` = n² between two
-moves are refused (``recall`` refuses them itself; a turn that ends without a move once
-the budget is spent falls back too, ``stalled``); several moves in one turn run in order
-(``move`` and ``recall`` are serial tools) and calls after the end get
-``the episode is over``; unknown tools and bad arguments get Inspect's tool error back.
-A user's agent that returns while the episode is still on ends it there, as a timeout
-(``returned_early`` in its counts); once the episode is over, the agent's next model
-call is refused (a token limit of the suite's around the agent, lowered then to the
-tokens it has used; limits stack, so the sample's own still apply), so an agent that
-does not know to stop is stopped. A sample limit ends the episode as for every
-navigator (outcome ``limit``).
-
-Why ``on_continue`` and not a loop of our own: it is react()'s own hook for what follows a
-turn, so the built-in agents are plain ``react()`` agents, the same code path a user's
-agent takes.
+The built-in agents keep SPEC §7's rules through ``react()``'s own ``on_continue`` hook
+(:class:`Rules`), so they take the code path a user's agent takes: a turn with no tool
+call falls back to one greedy step; calls other than moves beyond ``call_budget(size)``
+between two moves are refused (a turn that then ends without a move falls back too);
+calls after the end get ``the episode is over``. A user's agent that returns early ends
+the episode as a timeout; once the episode is over its next model call is refused (a
+token limit of the suite's, lowered to the tokens used). A sample limit ends the
+episode as for every navigator (outcome ``limit``).
 """
 
 from __future__ import annotations

@@ -1,23 +1,15 @@
 """Memory strategies: what each navigator is shown of its memory, step by step.
 
-A strategy is a small object the navigation loop asks for the memory view before
-every step, ``await strategy.view(step, grid, agent)``; it is not a branch inside
-the loop. ``STRATEGIES`` maps each built-in name to its class: the paper's five
-(``DEFAULT_STRATEGIES``, what a task runs by default) and LocalVerify, opt-in. A
-strategy written outside the suite is a plug-in: any class that implements
-:class:`MemoryStrategy`, named as ``module:Class`` or by an entry point, which the
-task's settings resolve before any model call (``spatialstale.protocol``);
+The navigation loop asks a strategy for the memory view before every step, ``await
+strategy.view(step, grid, agent)``. ``STRATEGIES`` maps each built-in name to its class:
+the paper's five (``DEFAULT_STRATEGIES``) and LocalVerify, opt-in. A plug-in is any class
+that implements :class:`MemoryStrategy`, named as ``module:Class`` or by an entry point;
 :func:`make_strategy` builds either kind for an episode.
 
-The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their flags in
-the task's filter mode (``spatialstale.protocol``'s ``FILTER_MODES``, the memory seam):
-the paper's drops a flagged entry from the view; another may keep it without its claim
-(a ``WithheldEntry``).
-
-The audits of SelfVerify and OMCD are shown the grid as the agent sees it from where
-it stands (``Sight.seen``: under an extension that hides cells, such as fog, an auditor
-can only check the cells in view and keeps the others, as a careful one must). Oracle
-still uses the truth: it is the oracle.
+The filtering strategies apply their flags in the task's filter mode (``FILTER_MODES``,
+the memory seam). SelfVerify's and OMCD's audits see the grid as the agent sees it from
+where it stands (``Sight.seen``: under fog an auditor keeps the cells out of view);
+Oracle uses the truth.
 """
 
 from __future__ import annotations
@@ -117,25 +109,19 @@ class PlanningContext(StrategyContext):
 class MemoryStrategy(Protocol):
     """What the navigation loop asks of a memory strategy, built-in or plug-in.
 
-    A strategy class is constructed with one argument, the sample's
-    :class:`StrategyContext`, once per episode. It has:
+    A strategy class is constructed with the sample's :class:`StrategyContext`, once an
+    episode, and audits only through it (:meth:`StrategyContext.audit`,
+    :meth:`StrategyContext.selfverify`: the task's auditor role, batching, prompts and
+    limits). It has:
 
-    - ``name``: a class attribute, the strategy's name in sample ids
-      (``L2-<name>-s4810``), metrics (``success_<name>``), transcripts, the study
-      and the report; lower-case letters, digits and underscores, not a built-in's;
-    - ``audits``: a list of the :class:`~spatialstale.protocol.AuditResult` of every
-      audit it made, in order (empty for a strategy that makes none); the score
-      counts their calls and unreadable answers;
-    - ``async def view(self, step, grid, agent)``: the memory view shown to the
-      navigator before action ``step + 1`` (``step`` actions taken so far), given the
-      live ``grid`` and the agent's position: a tuple of
-      :class:`~spatialstale.env.MemoryEntry` (a subset of ``context.instance.memory``,
-      or a ``WithheldEntry`` in place of an entry), or None to show no memory
-      section at all.
-
-    Audits go through the context (:meth:`StrategyContext.audit`,
-    :meth:`StrategyContext.selfverify`), which use the task's auditor role, batch
-    size, prompts, structured output, answer reading and sample limits.
+    - ``name``: the strategy's name in sample ids (``L2-<name>-s4810``), metrics and the
+      report; lower-case letters, digits and underscores, not a built-in's;
+    - ``audits``: the :class:`~spatialstale.protocol.AuditResult` of every audit it
+      made, in order;
+    - ``async def view(self, step, grid, agent)``: the memory shown before action
+      ``step + 1``, given the live ``grid`` and the agent's position: a tuple of
+      entries of ``context.instance.memory`` (or a ``WithheldEntry`` in place of one),
+      or None to show no memory section.
     """
 
     name: ClassVar[str]
