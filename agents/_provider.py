@@ -141,6 +141,7 @@ class ReferenceAgentAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        await self.on_call()
         if tools:
             # a turn of a conversing navigator's conversation (-T agent)
             output = tool_output(self.model_name, self.policy, input, tools, answer_rng(config.seed, input))
@@ -150,6 +151,9 @@ class ReferenceAgentAPI(ModelAPI):
         output = ModelOutput.from_content(model=self.model_name, content=answer)
         output.usage = _usage(input, answer)
         return output
+
+    async def on_call(self) -> None:
+        """What a call meets before it is answered: nothing here (a flaky endpoint's fault, ``_faults``)."""
 
     async def count_text_tokens(self, text: str) -> int:
         return estimate_text_tokens(text)
