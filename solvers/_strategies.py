@@ -143,6 +143,7 @@ class _Strategy:
     def __init__(self, context: StrategyContext) -> None:
         self.context = context
         self.audits: list[AuditResult] = []
+        self._shown: tuple[AuditResult | None, tuple[MemoryEntry, ...]] = (None, ())
 
     def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
         """The most an episode of ``max_steps`` steps asks with the agent kept at S, for
@@ -169,8 +170,11 @@ class _Strategy:
         return self.context.instance.memory
 
     def filtered(self, audit: AuditResult) -> tuple[MemoryEntry, ...]:
-        """The store with ``audit``'s flags applied in the context's filter mode."""
-        return self.flagged_view({entry: audit.step for entry in audit.flagged})
+        """The store with ``audit``'s flags applied in the context's filter mode (built
+        once an audit: a view is asked for every step)."""
+        if self._shown[0] is not audit:
+            self._shown = (audit, self.flagged_view({entry: audit.step for entry in audit.flagged}))
+        return self._shown[1]
 
     def flagged_view(self, flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
         """The store with ``flags`` (entry id -> step of the audit that flagged it)
