@@ -29,8 +29,7 @@ from collections import Counter
 from typing import Any
 
 import anyio
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, RetryDecision, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import ModelAPI, RetryDecision, modelapi
 from tenacity.wait import WaitBaseT, wait_fixed
 
 from ._provider import ReferenceAgentAPI, _refused
@@ -65,15 +64,7 @@ class FaultyAgentAPI(ReferenceAgentAPI):
             argument or a share outside 0..1; its message is also printed on stderr.
     """
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),  # noqa: B008 (Inspect's ModelAPI signature)
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, config)
+    def take_args(self, model_args: dict[str, Any]) -> None:
         known = {*FAULTS, "fault_seed", "latency", "retry_wait"}
         unknown = sorted(set(model_args) - known)
         if unknown:
@@ -100,13 +91,7 @@ class FaultyAgentAPI(ReferenceAgentAPI):
             draw -= share
         return None
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
+    async def on_call(self) -> None:
         kind = self.fault()
         CALLS[kind or "answered"] += 1
         await anyio.sleep(self.latency)
@@ -114,7 +99,6 @@ class FaultyAgentAPI(ReferenceAgentAPI):
             await anyio.sleep_forever()
         if kind is not None:
             raise InjectedFault(kind)
-        return await super().generate(input, tools, tool_choice, config)
 
     def should_retry(self, ex: Exception) -> bool | RetryDecision:
         if isinstance(ex, InjectedFault) and ex.kind == "transient":

@@ -317,6 +317,14 @@ def with_holes(grid: Grid, holes: Sequence[Pos]) -> Grid:
     return tuple("".join(row) for row in rows)
 
 
+@lru_cache(maxsize=16)
+def read_image(image: str, size_hint: int | None = None) -> tuple[Grid, Pos | None] | None:
+    """:func:`read_image_grid` of a data URI or path, kept for the calls that share it
+    (the batches of an audit send one image)."""
+    decoded = decode_image(image)
+    return read_image_grid(decoded, size_hint) if decoded is not None else None
+
+
 def read_image_grid(image: Image.Image, size_hint: int | None = None) -> tuple[Grid, Pos | None] | None:
     """The grid and the agent's cell read from a rendering's pixels, or None.
 
@@ -428,8 +436,7 @@ def perceive(messages: Sequence[ChatMessage]) -> Perception:
     seen_agent: Pos | None = None
     problem: str | None = None
     if grid is None and images:
-        decoded = decode_image(images[-1])
-        read = read_image_grid(decoded, size_hint) if decoded is not None else None
+        read = read_image(images[-1], size_hint)
         if read is None:
             problem = "the grid image could not be read"
         else:

@@ -126,9 +126,13 @@ class ReferenceAgentAPI(ModelAPI):
         super().__init__(model_name, base_url, api_key, [], config)
         if model_name not in AGENTS:
             raise _refused(f"spatialstale model must be one of {', '.join(AGENTS)}; got {model_name!r}")
-        if model_args:
-            raise _refused(f"spatialstale/{model_name} takes no model arguments; got {', '.join(model_args)}")
         self.policy = AGENTS[model_name]
+        self.take_args(model_args)
+
+    def take_args(self, model_args: dict[str, Any]) -> None:
+        """Read the model arguments (``-M``); the reference agents take none."""
+        if model_args:
+            raise _refused(f"spatialstale/{self.model_name} takes no model arguments; got {', '.join(model_args)}")
 
     async def generate(
         self,
@@ -137,6 +141,7 @@ class ReferenceAgentAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        await self.on_call()
         if tools:
             # a turn of a conversing navigator's conversation (-T agent)
             output = tool_output(self.model_name, self.policy, input, tools, answer_rng(config.seed, input))
@@ -146,6 +151,9 @@ class ReferenceAgentAPI(ModelAPI):
         output = ModelOutput.from_content(model=self.model_name, content=answer)
         output.usage = _usage(input, answer)
         return output
+
+    async def on_call(self) -> None:
+        """What a call meets before it is answered: nothing here (a flaky endpoint's fault, ``_faults``)."""
 
     async def count_text_tokens(self, text: str) -> int:
         return estimate_text_tokens(text)

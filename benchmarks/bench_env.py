@@ -15,8 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from spatialstale.env import default_seeds, make_instance, render_png, text_observation
-from spatialstale.env._instance import _make_instance
+from spatialstale.env import clear_instance_cache, default_seeds, make_instance, render_png, text_observation
 
 REGIMES = ("L1", "L2", "L3")
 
@@ -32,7 +31,7 @@ def generation(seeds: Sequence[int], size: int, repeats: int) -> tuple[float, fl
     totals: list[float] = []
     each: list[float] = []
     for _ in range(repeats):
-        _make_instance.cache_clear()
+        clear_instance_cache()
         total = 0.0
         for regime in REGIMES:
             for seed in seeds:
@@ -40,7 +39,7 @@ def generation(seeds: Sequence[int], size: int, repeats: int) -> tuple[float, fl
                 each.append(elapsed)
                 total += elapsed
         totals.append(total)
-    _make_instance.cache_clear()
+    clear_instance_cache()
     return statistics.median(totals), statistics.median(each)
 
 

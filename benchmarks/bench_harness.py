@@ -51,10 +51,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -79,30 +77,19 @@ def _latency(model: str) -> float:
 def serve(port: int) -> None:
     """Answer /v1/chat/completions as the observer agent, after the injected latency."""
     from aiohttp import web
-    from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Content, ContentImage, ContentText
+    from inspect_ai.model import (
+        ChatMessage,
+        ChatMessageSystem,
+        ChatMessageUser,
+        Content,
+        ContentImage,
+        ContentText,
+        GenerateConfig,
+    )
 
-    from spatialstale.agents import _perception
-    from spatialstale.agents._policies import AGENTS
+    from spatialstale.agents import ReferenceAgentAPI
 
-    # An audit's batches share one image: decode and read it once, so the server's
-    # own work (on the same cores as the harness) stays small.
-    decode = lru_cache(maxsize=16)(_perception.decode_image)
-    read_grid = _perception.read_image_grid
-    # A reading is kept with its image: while it is kept, no other image can take its id().
-    readings: OrderedDict[tuple[int, int | None], tuple[Any, Any]] = OrderedDict()
-
-    def read_cached(image: Any, size_hint: int | None = None) -> Any:
-        key = (id(image), size_hint)
-        kept = readings.get(key)
-        if kept is None:
-            kept = readings[key] = (image, read_grid(image, size_hint))
-            while len(readings) > 16:
-                readings.popitem(last=False)
-        return kept[1]
-
-    _perception.decode_image = decode  # type: ignore[assignment]
-    _perception.read_image_grid = read_cached  # type: ignore[assignment]
-    observer = AGENTS["observer"]
+    observer = ReferenceAgentAPI("observer")
 
     def messages_of(body: dict[str, Any]) -> list[ChatMessage]:
         out: list[ChatMessage] = []
@@ -122,10 +109,8 @@ def serve(port: int) -> None:
 
     async def completions(request: web.Request) -> web.Response:
         body = await request.json()
-        import random
-
         messages = messages_of(body)
-        answer = observer.answer(_perception.perceive(messages), random.Random(0))
+        answer = (await observer.generate(messages, [], "none", GenerateConfig())).completion
         await asyncio.sleep(_latency(str(body.get("model", ""))))
         prompt_tokens = sum(len(m.text) for m in messages) // CHARS_PER_TOKEN
         completion_tokens = len(answer) // CHARS_PER_TOKEN + 1

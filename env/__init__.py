@@ -39,6 +39,7 @@ from ._instance import (
     MASTER_SEED,
     N_DEFAULT_SEEDS,
     Instance,
+    _make_instance,
     default_seeds,
     make_instance,
     validate_regime,
@@ -82,6 +83,9 @@ from ._tracks import (
     route_of,
 )
 from ._types import Action, Cell, Change, Event, Grid, MemoryEntry, Pos
+
+clear_instance_cache = _make_instance.cache_clear
+"""Forget the instances built so far (:func:`make_instance` keeps 4,096): a benchmark's cold start."""
 
 ENV_ID = "spatialstale/DynamicFrozenLake-v0"
 
@@ -140,6 +144,7 @@ __all__ = [
     "apply_changes",
     "cell_at",
     "changed_cells",
+    "clear_instance_cache",
     "cover_tracks",
     "crop_centre",
     "crop_image",

@@ -8,7 +8,7 @@ records they hand the scorers) is the protocol, ``spatialstale.protocol``.
 """
 
 from ._agents import AgentRun, Rules, ToolCounts, call_budget, episode_tools, memory_tool, play_agent
-from ._audit import AuditPlan, SelfVerifyPlan, batched_audit, selfverify_audit
+from ._audit import AuditPlan, SelfVerifyPlan
 from ._batches import batches_of, n_batches
 from ._detection import detect, detection_args, detection_plan
 from ._episode import ConversationPlan
@@ -41,7 +41,6 @@ __all__ = [
     "StepsPlan",
     "StrategyContext",
     "ToolCounts",
-    "batched_audit",
     "batches_of",
     "call_budget",
     "detect",
@@ -59,5 +58,4 @@ __all__ = [
     "perception_probe",
     "play_agent",
     "run_episode",
-    "selfverify_audit",
 ]

@@ -1,50 +1,37 @@
 """Agent navigators (``-T agent`` other than ``prompt``): an Inspect ``Agent`` plays the episode.
 
 The paper's navigator (``_navigation.run_episode``) makes one fresh call per step with
-the whole memory view in the prompt. Every other navigator is an Inspect agent that the
-suite runs once per episode: the built-in ``tools`` and ``memory`` agents are
-``react()`` agents, and ``-T agent=module:function`` names a user's function that takes
-the episode's tools and returns any agent (``react()``, a bridged outside framework, a
-hand-written ``@agent``). They all share this one path:
+the memory view in the prompt. Every other navigator is an Inspect agent run once an
+episode: the built-in ``tools`` and ``memory`` agents are ``react()`` agents, and
+``-T agent=module:function`` names a user's function that takes the episode's tools
+and returns any agent. They all share this one path:
 
-- the agent's input is the episode's opening (the observation, the position, the goal
-  and the step budget), after the built-in agents' system prompt;
-- the world changes only through the ``move`` tool (``@tool``), which steps the
-  environment, records the step and returns what follows; the outcome is the
-  environment's;
-- memory is read through ``recall(row, col)`` (the strategy's current view), or, for an
-  agent that keeps its memory, through Inspect's own ``memory()`` tool, seeded with the
-  strategy's view as files under ``/memories`` (``spatialstale.protocol``'s
-  ``_agent_memory``), read back and judged at the start, after every change of the
-  world and at the end;
-- the strategy's view is refreshed right after every step (an OMCD re-audit runs there,
-  on the auditor), so any call that reads memory reads the view of its decision point.
+- the agent's input is the episode's opening (observation, position, goal, step
+  budget), after the built-in agents' system prompt;
+- the world changes only through the ``move`` tool, which steps the environment and
+  records the step; memory is read through ``recall(row, col)`` (the strategy's current
+  view) or, for an agent that keeps its memory, Inspect's ``memory()`` tool, seeded
+  with the view as files under ``/memories`` and judged at the start, after every
+  change of the world and at the end;
+- the strategy's view is refreshed right after every step (an OMCD re-audit runs there).
 
-The built-in agents keep SPEC §7's rules for what is not a move through ``react()``'s
-``on_continue`` (:class:`Rules`): a turn with no tool call falls back to one greedy step
-(``unreadable``); calls other than moves beyond ``call_budget(size)`` = n² between two
-moves are refused (``recall`` refuses them itself; a turn that ends without a move once
-the budget is spent falls back too, ``stalled``); several moves in one turn run in order
-(``move`` and ``recall`` are serial tools) and calls after the end get
-``the episode is over``; unknown tools and bad arguments get Inspect's tool error back.
-A user's agent that returns while the episode is still on ends it there, as a timeout
-(``returned_early`` in its counts); once the episode is over, the agent's next model
-call is refused (a token limit of the suite's around the agent, lowered then to the
-tokens it has used; limits stack, so the sample's own still apply), so an agent that
-does not know to stop is stopped. A sample limit ends the episode as for every
-navigator (outcome ``limit``).
-
-Why ``on_continue`` and not a loop of our own: it is react()'s own hook for what follows a
-turn, so the built-in agents are plain ``react()`` agents, the same code path a user's
-agent takes.
+The built-in agents keep SPEC §7's rules through ``react()``'s own ``on_continue`` hook
+(:class:`Rules`), so they take the code path a user's agent takes: a turn with no tool
+call falls back to one greedy step; calls other than moves beyond ``call_budget(size)``
+between two moves are refused (a turn that then ends without a move falls back too);
+calls after the end get ``the episode is over``. A user's agent that returns early ends
+the episode as a timeout; once the episode is over its next model call is refused (a
+token limit of the suite's, lowered to the tokens used). A sample limit ends the
+episode as for every navigator (outcome ``limit``).
 """
 
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Callable, Sequence
 from copy import copy
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from inspect_ai.agent import Agent, AgentState, is_agent, react
@@ -112,64 +99,55 @@ def _shown(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@dataclass
-class ToolCounts:
-    """What the agent called, and what it did that was not a move.
+COUNTED = (
+    "turns",
+    "moves",
+    "recalls",
+    "memory_calls",
+    "no_call_turns",
+    "stalled",
+    "unknown_tool",
+    "bad_arguments",
+    "over_budget",
+    "after_end",
+    "returned_early",
+)
+"""What an agent-played episode counts (:class:`ToolCounts`), in the order its record lists them."""
 
-    Attributes:
-        turns: the agent's answers in the episode's conversation.
-        moves: ``move`` calls that moved the agent (or bumped into the edge).
-        recalls: ``recall`` calls answered.
-        memory_calls: calls of the memory tool (an agent that keeps its memory).
-        no_call_turns: answers that called no tool (each one a greedy fallback step, for
-            the built-in agents).
-        stalled: steps that fell back because the call budget was spent without a move.
-        unknown_tool: calls of a tool that does not exist.
-        bad_arguments: calls whose arguments Inspect or the tool refused.
-        over_budget: calls refused because the budget between two moves was spent.
-        after_end: calls made after the episode had ended in the same turn.
-        returned_early: 1 when the agent returned before the episode ended (a timeout).
+
+class ToolCounts(Counter[str]):
+    """What the agent called, and what it did that was not a move, by :data:`COUNTED` name:
+
+    ``turns`` (the agent's answers), ``moves`` (``move`` calls that moved the agent or
+    bumped into the edge), ``recalls`` (``recall`` calls answered), ``memory_calls``
+    (calls of the memory tool), ``no_call_turns`` (answers that called no tool: a
+    greedy fallback step each, for the built-in agents), ``stalled`` (steps that fell
+    back because the call budget was spent without a move), ``unknown_tool``,
+    ``bad_arguments`` (refused by Inspect or the tool), ``over_budget`` (refused: the
+    budget between two moves spent), ``after_end`` (calls after the episode ended in
+    the same turn), ``returned_early`` (1: the agent returned before the end, a timeout).
     """
 
-    turns: int = 0
-    moves: int = 0
-    recalls: int = 0
-    memory_calls: int = 0
-    no_call_turns: int = 0
-    stalled: int = 0
-    unknown_tool: int = 0
-    bad_arguments: int = 0
-    over_budget: int = 0
-    after_end: int = 0
-    returned_early: int = 0
-
     def to_dict(self, channel: str) -> dict[str, int]:
-        counts = asdict(self)
         # the keys a channel never counts are left out, so a log says only what it measured
-        if channel != "files":
-            del counts["memory_calls"]
-        if channel == "files":
-            del counts["recalls"]
-        if not self.returned_early:
-            del counts["returned_early"]
-        return counts
+        left_out = {
+            "recalls" if channel == "files" else "memory_calls",
+            *([] if self["returned_early"] else ["returned_early"]),
+        }
+        return {name: self[name] for name in COUNTED if name not in left_out}
 
     def count_conversation(self, messages: Sequence[ChatMessage]) -> None:
         """Add the counts read off the conversation, once it is over: its turns, the calls
         Inspect refused before a tool ran (``parsing`` errors; the tools count the
         arguments they refuse themselves) and the memory tool's calls."""
-        names = (MOVE_NAME, RECALL_NAME, "memory")
-        self.turns = sum(isinstance(m, ChatMessageAssistant) for m in messages)
+        self["turns"] = sum(isinstance(m, ChatMessageAssistant) for m in messages)
         for m in messages:
             if not isinstance(m, ChatMessageTool):
                 continue
             if m.error is not None and m.error.type == "parsing":
-                if m.function in names:
-                    self.bad_arguments += 1
-                else:
-                    self.unknown_tool += 1
+                self["bad_arguments" if m.function in (MOVE_NAME, RECALL_NAME, "memory") else "unknown_tool"] += 1
             elif m.function == "memory":
-                self.memory_calls += 1
+                self["memory_calls"] += 1
 
 
 def _text_or_parts(parts: list[Content]) -> ToolResult:
@@ -327,7 +305,7 @@ class AgentRun:
         self.calls_since_move = 0
         self.recalled = []
         if parsed:
-            self.counts.moves += 1
+            self.counts["moves"] += 1
         if taken.record.applied:
             self.snapshot("change")
         try:
@@ -354,11 +332,11 @@ class AgentRun:
     # the tools' bodies: every refusal is a ToolError, which Inspect returns to the agent
     async def move(self, direction: object) -> ToolResult:
         if self.over:
-            self.counts.after_end += 1
+            self.counts["after_end"] += 1
             raise ToolError(EPISODE_OVER)
         action = DIRECTIONS.get(direction.strip().lower()) if isinstance(direction, str) else None
         if action is None:
-            self.counts.bad_arguments += 1
+            self.counts["bad_arguments"] += 1
             self.calls_since_move += 1
             raise ToolError(f"direction must be one of {', '.join(DIRECTIONS)}; got {_shown(direction)}")
         parts = await self.step(
@@ -368,10 +346,10 @@ class AgentRun:
 
     def recall(self, row: object, col: object) -> str:
         if self.over:
-            self.counts.after_end += 1
+            self.counts["after_end"] += 1
             raise ToolError(EPISODE_OVER)
         if self.calls_since_move >= self.budget:
-            self.counts.over_budget += 1
+            self.counts["over_budget"] += 1
             raise ToolError(OVER_BUDGET.format(budget=self.budget))
         self.calls_since_move += 1
         size = self.env.instance.size
@@ -382,9 +360,9 @@ class AgentRun:
             or isinstance(col, bool)
             or not (0 <= row < size and 0 <= col < size)
         ):
-            self.counts.bad_arguments += 1
+            self.counts["bad_arguments"] += 1
             raise ToolError(f"row and col must be integers from 0 to {size - 1}; got ({_shown(row)}, {_shown(col)})")
-        self.counts.recalls += 1
+        self.counts["recalls"] += 1
         self.recalled.append(f"({row},{col})")
         if self.view is None:
             return NO_MEMORY_ANSWER
@@ -475,7 +453,7 @@ class Rules:
             return False
         message = state.output.message
         if not message.tool_calls:
-            run.counts.no_call_turns += 1
+            run.counts["no_call_turns"] += 1
             return await self._fall_back(state, message.text or "(no tool call)", "Your answer called no tool")
         turn = max(i for i, m in enumerate(state.messages) if isinstance(m, ChatMessageAssistant))
         results = [m for m in state.messages[turn + 1 :] if isinstance(m, ChatMessageTool)]
@@ -487,7 +465,7 @@ class Rules:
             for m in after
         )
         if not moves and run.calls_since_move >= run.budget:
-            run.counts.stalled += 1
+            run.counts["stalled"] += 1
             calls = run.calls_since_move
             return await self._fall_back(
                 state, f"({calls} calls without a move)", f"You made {calls} calls without a move"
@@ -622,7 +600,7 @@ async def play_agent(
     if run.limit is not None:
         raise run.limit
     if not run.over:
-        run.counts.returned_early = 1
+        run.counts["returned_early"] = 1
         transcript().info(
             f"The agent returned with the episode still on ({env.steps} of {env.max_steps} steps): a timeout.",
             source="navigation",

@@ -149,9 +149,9 @@ class AuditTally:
 
 @dataclass(frozen=True)
 class AuditPlan:
-    """The calls of one batched audit, as :func:`batched_audit` makes them: a call a
-    batch of ``batch_size`` of ``entries``, all sent together, each shown ``grid`` from
-    ``agent``. The loops build it and :meth:`ask` it; the dry run measures the same plan.
+    """One batched audit: a call a batch of ``batch_size`` of ``entries``, all sent
+    together, each shown ``grid`` from ``agent``. The loops :meth:`ask` it; the dry run
+    measures the same object's :attr:`batches` and :meth:`messages`.
 
     ``truth`` is what a correct answer follows (shown beside each verdict, never sent);
     ``form`` how the extension on shows the entries (None: each entry's text line), and
@@ -180,117 +180,80 @@ class AuditPlan:
     async def ask(
         self, model: Model, *, step: int, structured: bool = False, tally: AuditTally | None = None
     ) -> AuditResult:
-        """Make the calls (:func:`batched_audit`)."""
-        return await batched_audit(
-            model,
-            self.entries,
-            self.grid,
-            self.agent,
-            sight=self.sight,
-            batch_size=self.batch_size,
-            prompt=self.prompt,
-            step=step,
-            structured=structured,
-            tally=tally,
-            truth=self.truth,
-            form=self.form,
-            fields=self.fields,
-        )
+        """Make the calls, concurrently, kept in batch order (:func:`ask_in_batches`): a
+        span per batch, then one table of every verdict of the audit.
 
+        Pass a ``tally`` to keep the answered batches when a sample limit interrupts the
+        audit. With a ``truth`` the table shows it beside each verdict, under a line
+        counting the cell entries' hits, misses, false alarms and correct keeps (the
+        score's tp, fn, fp, tn), the extensions' entries apart (``AuditMarks.note``), and
+        naming the entries judged wrong; it changes no judgment. Each of ``fields`` is a
+        key of the schema's verdicts, read into the tally, and a column of the table.
+        """
+        truth, fields = self.truth, self.fields
+        tally = tally if tally is not None else AuditTally(step, self.entries)
+        names = [f.name for f in fields]
+        results: Counter[str] = Counter()
+        wrong: dict[str, list[str]] = {}
 
-async def batched_audit(
-    model: Model,
-    entries: Sequence[MemoryEntry],
-    grid: Grid,
-    agent: Pos,
-    *,
-    sight: Sight,
-    batch_size: int,
-    prompt: str,
-    step: int,
-    structured: bool = False,
-    tally: AuditTally | None = None,
-    truth: Truth | None = None,
-    form: MemoryForm | None = None,
-    fields: Sequence[VerdictField] = (),
-) -> AuditResult:
-    """Audit ``entries`` against ``grid`` in batches of ``batch_size``, one call each.
-
-    The calls run concurrently and are kept in batch order (:func:`ask_in_batches`):
-    a span per batch, then one table of every verdict of the audit. Pass a ``tally``
-    to keep the answered batches when a sample limit interrupts the audit, and the
-    ``truth`` to show it beside each verdict, under a line counting the hits, misses,
-    false alarms and correct keeps of the cell entries (the score's tp, fn, fp, tn),
-    then the extensions' entries apart (``AuditMarks.note``), and naming the entries
-    judged wrong; it changes no judgment. With a memory ``form`` (an extension's) each
-    batch is shown as it says. Each of ``fields`` (the verdict fields of the extensions
-    on) is a key of the schema's verdicts, read into the tally, and a column of the table
-    (judged against the truth when given).
-    """
-    plan = AuditPlan(entries, grid, agent, sight, batch_size, prompt, truth, form, fields)
-    tally = tally if tally is not None else AuditTally(step, entries)
-    names = [f.name for f in fields]
-    results: Counter[str] = Counter()
-    wrong: dict[str, list[str]] = {}
-
-    def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> list[tuple[str, ...]]:
-        tally.add(batch, parsed)
-        rows: list[tuple[str, ...]] = []
-        for e in batch:
-            flagged = e.id in parsed.flagged
-            row: tuple[str, ...] = (
-                e.id,
-                e.text,
-                reading(e.id, parsed.unanswered, parsed.conflicting, "stale" if flagged else "valid"),
-            )
-            for f in fields:
-                row = (*row, _cell_text(parsed.fields.get(f.name, {}).get(e.id, "-")))
-            if truth is not None:
-                result = truth.result(e, flagged)
-                results[result] += 1
-                if result in WRONG:
-                    wrong.setdefault(result, []).append(e.id)
-                row = (*row, truth.says(e), marked(result))
+        def keep(batch: Sequence[MemoryEntry], parsed: AuditParse) -> list[tuple[str, ...]]:
+            tally.add(batch, parsed)
+            rows: list[tuple[str, ...]] = []
+            for e in batch:
+                flagged = e.id in parsed.flagged
+                row: tuple[str, ...] = (
+                    e.id,
+                    e.text,
+                    reading(e.id, parsed.unanswered, parsed.conflicting, "stale" if flagged else "valid"),
+                )
                 for f in fields:
-                    row = (*row, truth.judged(f, e, flagged, parsed.fields.get(f.name, {}).get(e.id)))
-            rows.append(row)
-        return rows
+                    row = (*row, _cell_text(parsed.fields.get(f.name, {}).get(e.id, "-")))
+                if truth is not None:
+                    result = truth.result(e, flagged)
+                    results[result] += 1
+                    if result in WRONG:
+                        wrong.setdefault(result, []).append(e.id)
+                    row = (*row, truth.says(e), marked(result))
+                    for f in fields:
+                        row = (*row, truth.judged(f, e, flagged, parsed.fields.get(f.name, {}).get(e.id)))
+                rows.append(row)
+            return rows
 
-    def named(result: str) -> str:
-        ids = wrong.get(result, [])
-        shown = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
-        return f" ({shown})" if ids else ""
+        def named(result: str) -> str:
+            ids = wrong.get(result, [])
+            shown = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+            return f" ({shown})" if ids else ""
 
-    def summary() -> list[str]:
-        # in the score's units: the cell entries' tp, fn, fp, tn, then an extension's entries apart
-        if truth is None:
-            return []
-        counts = [f"{results[r]} {r}{_plural(r, results[r])}{named(r)}" for r in RESULTS]
-        line = "**Against the truth:** " + ", ".join(counts)
-        line += "".join(f"; {note}" for note in extension_audit_notes(results, named))
-        return [line + "."]
+        def summary() -> list[str]:
+            # in the score's units: the cell entries' tp, fn, fp, tn, then an extension's entries apart
+            if truth is None:
+                return []
+            counts = [f"{results[r]} {r}{_plural(r, results[r])}{named(r)}" for r in RESULTS]
+            line = "**Against the truth:** " + ", ".join(counts)
+            line += "".join(f"; {note}" for note in extension_audit_notes(results, named))
+            return [line + "."]
 
-    await ask_in_batches(
-        model,
-        plan.batches,
-        kind="audit",
-        messages=plan.messages,
-        config=lambda batch: answer_config(audit_schema(_ids(batch), names), structured, model),
-        read=lambda text, batch: parse_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
-        keep=keep,
-        notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
-        table=BatchTable(
-            (
-                "entry",
-                "claim",
-                "verdict",
-                *names,
-                *(("truth", "result", *(f.judged for f in fields)) if truth is not None else ()),
+        await ask_in_batches(
+            model,
+            self.batches,
+            kind="audit",
+            messages=self.messages,
+            config=lambda batch: answer_config(audit_schema(_ids(batch), names), structured, model),
+            read=lambda text, batch: parse_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
+            keep=keep,
+            notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
+            table=BatchTable(
+                (
+                    "entry",
+                    "claim",
+                    "verdict",
+                    *names,
+                    *(("truth", "result", *(f.judged for f in fields)) if truth is not None else ()),
+                ),
+                summary=summary,
             ),
-            summary=summary,
-        ),
-    )
-    return tally.result()
+        )
+        return tally.result()
 
 
 def _cell_text(text: str, limit: int = 80) -> str:
@@ -313,9 +276,8 @@ def _cells(entries: Sequence[MemoryEntry]) -> dict[str, Pos]:
 
 @dataclass(frozen=True)
 class SelfVerifyPlan:
-    """SelfVerify's one call, as :func:`selfverify_audit` makes it: the whole of
-    ``entries`` against ``grid`` seen from ``agent``. ``truth``: what a correct answer
-    flags (never sent)."""
+    """SelfVerify's one call: the whole of ``entries`` against ``grid`` seen from
+    ``agent``. ``truth``: what a correct answer flags (never sent)."""
 
     entries: Sequence[MemoryEntry]
     grid: Grid
@@ -329,43 +291,27 @@ class SelfVerifyPlan:
         return selfverify_messages(self.entries, self.grid, self.agent, self.sight, self.prompt)
 
     async def ask(self, model: Model, *, structured: bool = False) -> AuditResult:
-        """Make the call (:func:`selfverify_audit`)."""
-        return await selfverify_audit(
-            model, self.entries, self.grid, self.agent, sight=self.sight, prompt=self.prompt, structured=structured
+        """Make the call; it flags what the answer calls inconsistent."""
+        ids = _ids(self.entries)
+        async with span("selfverify", type="audit"):
+            output = await model.generate(
+                self.messages(), config=answer_config(selfverify_schema(ids), structured, model)
+            )
+            record_call("audit", output)
+            parsed = parse_selfverify(output.completion, ids)
+            transcript().info(
+                f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"
+                + (f"; conflicting (kept): {', '.join(parsed.conflicting)}" if parsed.conflicting else "")
+                + (f"; unknown ids: {', '.join(parsed.unknown_ids)}" if parsed.unknown_ids else "")
+                + (f"; unparseable answer ({parsed.error})" if parsed.error else "")
+                + (f"; {'; '.join(parsed.notes)}" if parsed.notes else ""),
+                source="selfverify",
+            )
+        return AuditResult(
+            step=0,
+            flagged=frozenset(parsed.flagged),
+            calls=1,
+            unparseable=int(parsed.error is not None),
+            conflicting=tuple(parsed.conflicting),
+            unknown_ids=tuple(parsed.unknown_ids),
         )
-
-
-async def selfverify_audit(
-    model: Model,
-    entries: Sequence[MemoryEntry],
-    grid: Grid,
-    agent: Pos,
-    *,
-    sight: Sight,
-    prompt: str,
-    structured: bool = False,
-) -> AuditResult:
-    """SelfVerify's single call with the whole store; it flags what it calls inconsistent."""
-    async with span("selfverify", type="audit"):
-        output = await model.generate(
-            SelfVerifyPlan(entries, grid, agent, sight, prompt).messages(),
-            config=answer_config(selfverify_schema([e.id for e in entries]), structured, model),
-        )
-        record_call("audit", output)
-        parsed = parse_selfverify(output.completion, [e.id for e in entries])
-        transcript().info(
-            f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"
-            + (f"; conflicting (kept): {', '.join(parsed.conflicting)}" if parsed.conflicting else "")
-            + (f"; unknown ids: {', '.join(parsed.unknown_ids)}" if parsed.unknown_ids else "")
-            + (f"; unparseable answer ({parsed.error})" if parsed.error else "")
-            + (f"; {'; '.join(parsed.notes)}" if parsed.notes else ""),
-            source="selfverify",
-        )
-    return AuditResult(
-        step=0,
-        flagged=frozenset(parsed.flagged),
-        calls=1,
-        unparseable=int(parsed.error is not None),
-        conflicting=tuple(parsed.conflicting),
-        unknown_ids=tuple(parsed.unknown_ids),
-    )

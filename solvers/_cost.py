@@ -1,7 +1,7 @@
 """What an episode cost: the model calls and tokens of its audits and of its navigator.
 
 The navigation solver opens a ``CallCost`` for each episode (:func:`counting`); the
-audit helpers (every batch of :func:`~._audit.batched_audit`, SelfVerify's check)
+audit helpers (every batch of :meth:`~._audit.AuditPlan.ask`, SelfVerify's check)
 and both navigators record each model call they make into it. Strategies never count
 for themselves, so a strategy that audits through ``StrategyContext.audit`` or
 ``selfverify`` (a plug-in's as much as OMCD's) is counted the same way, and one that

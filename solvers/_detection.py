@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -92,32 +93,6 @@ def detection_args(settings: DetectionSettings) -> dict[str, Any]:
     }
 
 
-def detection_plan(
-    instance: Instance,
-    *,
-    modality: str = DETECTION.modality,
-    batch_size: int = DETECTION.batch_size,
-    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
-    structured: bool = DETECTION.structured,
-    image: Callable[[Grid, Pos | None], str] | None = None,
-    drawn: bool = True,
-    **extensions: object,
-) -> list[AuditPlan]:
-    """Every call of one detection sample, as :func:`detect` (same arguments) makes
-    them: an audit a window (:func:`detection_windows`). ``image`` draws the grid's
-    pictures when given, and ``drawn=False`` has the extensions' memory forms send
-    stand-ins (the dry run's, which name what an image shows without drawing it);
-    ``structured`` goes with a call, not in its prompt, and changes no call."""
-    sight = Sight.of("detection", modality, extensions, image)
-    values = extension_values("detection", extensions)
-    return [
-        window_audit(
-            instance, grid, sight=sight, batch_size=batch_size, prompt=audit_prompt, values=values, drawn=drawn
-        )
-        for _, grid in detection_windows(instance)
-    ]
-
-
 @solver
 def detect(
     *,
@@ -160,3 +135,27 @@ def detect(
         keep=_keep,
         summary=_flagged,
     )
+
+
+_DETECT = inspect.signature(detect)
+
+
+def detection_plan(
+    instance: Instance, *, image: Callable[[Grid, Pos | None], str] | None = None, drawn: bool = True, **args: Any
+) -> list[AuditPlan]:
+    """Every call of one detection sample, as :func:`detect` with the keyword arguments
+    ``args`` (:func:`detection_args` gives a task's) makes them: an audit a window
+    (:func:`detection_windows`). ``image`` draws the grid's pictures when given, and
+    ``drawn=False`` has the extensions' memory forms send stand-ins (the dry run's, which
+    name what an image shows without drawing it); ``structured`` goes with a call, not
+    in its prompt, and changes no call."""
+    bound = _DETECT.bind(**args)
+    bound.apply_defaults()
+    given = bound.arguments
+    sight = Sight.of("detection", given["modality"], given["extensions"], image)
+    values = extension_values("detection", given["extensions"])
+    batch_size, prompt = given["batch_size"], given["audit_prompt"]
+    return [
+        window_audit(instance, grid, sight=sight, batch_size=batch_size, prompt=prompt, values=values, drawn=drawn)
+        for _, grid in detection_windows(instance)
+    ]

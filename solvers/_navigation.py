@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 from inspect_ai.log import transcript
@@ -45,7 +46,7 @@ from ._agents import AgentRun, check_agent, conversation_plan, play_agent
 from ._cost import counting, record_call
 from ._episode import ConversationPlan, step_table, take_step
 from ._sample import AUDITOR_ROLE, auditor_model, instance_of, limit_errors, limit_reason
-from ._strategies import STRATEGIES, MemoryStrategy, Planned, StrategyContext, make_strategy
+from ._strategies import STRATEGIES, MemoryStrategy, Planned, PlanningContext, StrategyContext, make_strategy
 
 
 def step_messages(
@@ -203,6 +204,7 @@ def navigate(
             navigation step and every audit of the episode shows, and how its text lists
             it (the observation seam). An unknown name or a bad value raises ValueError.
     """
+    args = dict(locals())  # by name, for the strategy context (as :func:`episode_plan`'s)
     filter_named(filter_mode)  # a bad name fails here, before any model call
     chosen = navigator(agent)
     sight = Sight.of("navigation", modality, extensions)
@@ -211,17 +213,7 @@ def navigate(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instance_of(state)
-        context = StrategyContext(
-            instance=instance,
-            auditor=auditor_model(audit_model_role),
-            sight=sight.for_instance(instance),
-            batch_size=batch_size,
-            audit_prompt=audit_prompt,
-            selfverify_prompt=selfverify_prompt,
-            structured=structured,
-            filter_mode=filter_mode,
-            verify_radius=verify_radius,
-        )
+        context = strategy_context(StrategyContext, instance, auditor_model(audit_model_role), sight, args)
         strategy = make_strategy(str(state.metadata["strategy"]), context)
         env = DynamicFrozenLakeEnv(instance=instance, max_steps=max_steps)
         with counting() as cost:
@@ -289,54 +281,45 @@ def navigation_args(settings: NavigationSettings) -> dict[str, Any]:
     }
 
 
+def strategy_context(
+    cls: type[StrategyContext], instance: Instance, auditor: Model, sight: Sight, args: Mapping[str, Any]
+) -> StrategyContext:
+    """The strategy context of an episode of ``instance``: its fields other than the
+    instance, auditor and sight are :func:`navigate`'s arguments of the same names."""
+    named = {f.name: args[f.name] for f in fields(StrategyContext) if f.name in args}
+    return cls(instance=instance, auditor=auditor, **{**named, "sight": sight.for_instance(instance)})
+
+
+_NAVIGATE = inspect.signature(navigate)
+
+
 def episode_plan(
-    instance: Instance,
-    strategy: str,
-    *,
-    modality: str = NAVIGATION.modality,
-    batch_size: int = NAVIGATION.batch_size,
-    max_steps: int = NAVIGATION.max_steps,
-    navigate_prompt: str = DEFAULT_NAVIGATE_PROMPT,
-    audit_prompt: str = DEFAULT_AUDIT_PROMPT,
-    selfverify_prompt: str = DEFAULT_SELFVERIFY_PROMPT,
-    structured: bool = NAVIGATION.structured,
-    filter_mode: str = NAVIGATION.filter,
-    agent: str = NAVIGATION.agent,
-    verify_radius: int = NAVIGATION.verify_radius,
-    image: Callable[[Grid, Pos | None], str] | None = None,
-    **extensions: object,
+    instance: Instance, strategy: str, *, image: Callable[[Grid, Pos | None], str] | None = None, **args: Any
 ) -> EpisodePlan:
-    """The calls of one episode of ``strategy`` at most, as :func:`navigate` (same
-    arguments) makes them: every step taken with the agent at S, and the audits the
-    built-in strategy states (``plan``, beside its ``view``); a plug-in strategy's
+    """The calls of one episode of ``strategy`` at most, as :func:`navigate` with the
+    keyword arguments ``args`` (:func:`navigation_args` gives a task's) makes them:
+    every step taken with the agent at S, and the audits of the built-in strategy's own
+    view run on a stand-in auditor (``MemoryStrategy.plan``); a plug-in strategy's
     audits are not known before it runs (none), its view taken as the whole store.
     ``image`` draws the grid's pictures when given (the dry run's stand-in names them);
     ``structured`` goes with a call, not in its prompt, and changes no call."""
-    sight = Sight.of("navigation", modality, extensions, image)
+    bound = _NAVIGATE.bind(**args)
+    bound.apply_defaults()
+    given = bound.arguments
+    sight = Sight.of("navigation", given["modality"], given["extensions"], image)
     shown = sight.for_instance(instance)
     view: tuple[MemoryEntry, ...] | None = instance.memory
     audits: list[Planned] = []
     if strategy in STRATEGIES:
-        context = StrategyContext(
-            instance=instance,
-            auditor=cast(Model, None),  # a plan calls no model
-            sight=shown,
-            batch_size=batch_size,
-            audit_prompt=audit_prompt,
-            selfverify_prompt=selfverify_prompt,
-            structured=False,
-            filter_mode=filter_mode,
-            verify_radius=verify_radius,
-        )
-        view, audits = STRATEGIES[strategy](context).plan(max_steps)
-    chosen = navigator(agent)
+        planning = strategy_context(PlanningContext, instance, cast(Model, None), sight, given)  # calls no model
+        view, audits = STRATEGIES[strategy](planning).plan(given["max_steps"])
+    chosen, prompt, max_steps = navigator(given["agent"]), given["navigate_prompt"], given["max_steps"]
     if chosen.channel != "prompt":
-        plan = conversation_plan(chosen, instance, sight=shown, prompt=navigate_prompt, max_steps=max_steps)
-        return EpisodePlan(plan, audits)
+        return EpisodePlan(conversation_plan(chosen, instance, sight=shown, prompt=prompt, max_steps=max_steps), audits)
     goal = instance.goal
 
     def messages(step: int) -> list[ChatMessage]:
         grid = instance.grid_after(step)
-        return step_messages(view, grid, instance.start, goal, max_steps - step, sight=shown, prompt=navigate_prompt)
+        return step_messages(view, grid, instance.start, goal, max_steps - step, sight=shown, prompt=prompt)
 
     return EpisodePlan(StepsPlan(max_steps, messages), audits)

@@ -1,29 +1,21 @@
 """Memory strategies: what each navigator is shown of its memory, step by step.
 
-A strategy is a small object the navigation loop asks for the memory view before
-every step, ``await strategy.view(step, grid, agent)``; it is not a branch inside
-the loop. ``STRATEGIES`` maps each built-in name to its class: the paper's five
-(``DEFAULT_STRATEGIES``, what a task runs by default) and LocalVerify, opt-in. A
-strategy written outside the suite is a plug-in: any class that implements
-:class:`MemoryStrategy`, named as ``module:Class`` or by an entry point, which the
-task's settings resolve before any model call (``spatialstale.protocol``);
+The navigation loop asks a strategy for the memory view before every step, ``await
+strategy.view(step, grid, agent)``. ``STRATEGIES`` maps each built-in name to its class:
+the paper's five (``DEFAULT_STRATEGIES``) and LocalVerify, opt-in. A plug-in is any class
+that implements :class:`MemoryStrategy`, named as ``module:Class`` or by an entry point;
 :func:`make_strategy` builds either kind for an episode.
 
-The filtering strategies (SelfVerify, OMCD, Oracle, LocalVerify) apply their flags in
-the task's filter mode (``spatialstale.protocol``'s ``FILTER_MODES``, the memory seam):
-the paper's drops a flagged entry from the view; another may keep it without its claim
-(a ``WithheldEntry``).
-
-The audits of SelfVerify and OMCD are shown the grid as the agent sees it from where
-it stands (``Sight.seen``: under an extension that hides cells, such as fog, an auditor
-can only check the cells in view and keeps the others, as a careful one must). Oracle
-still uses the truth: it is the oracle.
+The filtering strategies apply their flags in the task's filter mode (``FILTER_MODES``,
+the memory seam). SelfVerify's and OMCD's audits see the grid as the agent sees it from
+where it stands (``Sight.seen``: under fog an auditor keeps the cells out of view);
+Oracle uses the truth.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from inspect_ai.model import Model
@@ -97,28 +89,39 @@ Planned = AuditPlan | SelfVerifyPlan
 """An audit a strategy may make: batched, or SelfVerify's one call."""
 
 
+@dataclass(frozen=True)
+class PlanningContext(StrategyContext):
+    """The dry run's stand-in auditor: each audit a strategy asks for is recorded as the
+    plan it would ask (:meth:`~StrategyContext.audit_plan`, as the real audit's) and
+    flags nothing, so the view stays the whole store."""
+
+    planned: list[Planned] = field(default_factory=list)
+
+    async def audit(self, entries: Sequence[MemoryEntry], step: int, grid: Grid, agent: Pos) -> AuditResult:
+        self.planned.append(self.audit_plan(entries, grid, agent))
+        return AuditResult(step=step, flagged=frozenset(), calls=0)
+
+    async def selfverify(self, entries: Sequence[MemoryEntry], grid: Grid, agent: Pos) -> AuditResult:
+        self.planned.append(self.selfverify_plan(entries, grid, agent))
+        return AuditResult(step=0, flagged=frozenset(), calls=0)
+
+
 class MemoryStrategy(Protocol):
     """What the navigation loop asks of a memory strategy, built-in or plug-in.
 
-    A strategy class is constructed with one argument, the sample's
-    :class:`StrategyContext`, once per episode. It has:
+    A strategy class is constructed with the sample's :class:`StrategyContext`, once an
+    episode, and audits only through it (:meth:`StrategyContext.audit`,
+    :meth:`StrategyContext.selfverify`: the task's auditor role, batching, prompts and
+    limits). It has:
 
-    - ``name``: a class attribute, the strategy's name in sample ids
-      (``L2-<name>-s4810``), metrics (``success_<name>``), transcripts, the study
-      and the report; lower-case letters, digits and underscores, not a built-in's;
-    - ``audits``: a list of the :class:`~spatialstale.protocol.AuditResult` of every
-      audit it made, in order (empty for a strategy that makes none); the score
-      counts their calls and unreadable answers;
-    - ``async def view(self, step, grid, agent)``: the memory view shown to the
-      navigator before action ``step + 1`` (``step`` actions taken so far), given the
-      live ``grid`` and the agent's position: a tuple of
-      :class:`~spatialstale.env.MemoryEntry` (a subset of ``context.instance.memory``,
-      or a ``WithheldEntry`` in place of an entry), or None to show no memory
-      section at all.
-
-    Audits go through the context (:meth:`StrategyContext.audit`,
-    :meth:`StrategyContext.selfverify`), which use the task's auditor role, batch
-    size, prompts, structured output, answer reading and sample limits.
+    - ``name``: the strategy's name in sample ids (``L2-<name>-s4810``), metrics and the
+      report; lower-case letters, digits and underscores, not a built-in's;
+    - ``audits``: the :class:`~spatialstale.protocol.AuditResult` of every audit it
+      made, in order;
+    - ``async def view(self, step, grid, agent)``: the memory shown before action
+      ``step + 1``, given the live ``grid`` and the agent's position: a tuple of
+      entries of ``context.instance.memory`` (or a ``WithheldEntry`` in place of one),
+      or None to show no memory section.
     """
 
     name: ClassVar[str]
@@ -140,20 +143,38 @@ class _Strategy:
     def __init__(self, context: StrategyContext) -> None:
         self.context = context
         self.audits: list[AuditResult] = []
+        self._shown: tuple[AuditResult | None, tuple[MemoryEntry, ...]] = (None, ())
 
     def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        """The most an episode of ``max_steps`` steps asks, with the agent at S: the
-        largest memory view it shows (the whole store) and every audit it may make
-        (none). The dry run counts it; each strategy states its own beside :meth:`view`."""
-        return self.memory, []
+        """The most an episode of ``max_steps`` steps asks with the agent kept at S, for
+        the dry run: the largest view it shows (the whole store, or None for no memory
+        section) and every audit it makes: :meth:`view` itself, step by step on the
+        scheduled grids, its context a stand-in auditor (:class:`PlanningContext`)."""
+        instance, context = self.context.instance, self.context
+        assert isinstance(context, PlanningContext), "a plan is made on a PlanningContext"
+        grid, changes, shown = instance.initial_grid, {e.step for e in instance.schedule}, False
+        for step in range(max_steps):
+            grid = instance.grid_after(step) if step in changes else grid
+            coroutine = self.view(step, grid, instance.start)
+            try:
+                coroutine.send(None)  # the stand-in never waits: the view returns at once
+            except StopIteration as done:
+                shown = shown or done.value is not None
+                continue
+            coroutine.close()
+            raise RuntimeError(f"{self.name}: a planned view waited on something other than its context")
+        return (self.memory if shown else None), context.planned
 
     @property
     def memory(self) -> tuple[MemoryEntry, ...]:
         return self.context.instance.memory
 
     def filtered(self, audit: AuditResult) -> tuple[MemoryEntry, ...]:
-        """The store with ``audit``'s flags applied in the context's filter mode."""
-        return self.flagged_view({entry: audit.step for entry in audit.flagged})
+        """The store with ``audit``'s flags applied in the context's filter mode (built
+        once an audit: a view is asked for every step)."""
+        if self._shown[0] is not audit:
+            self._shown = (audit, self.flagged_view({entry: audit.step for entry in audit.flagged}))
+        return self._shown[1]
 
     def flagged_view(self, flags: Mapping[str, int]) -> tuple[MemoryEntry, ...]:
         """The store with ``flags`` (entry id -> step of the audit that flagged it)
@@ -166,9 +187,6 @@ class NoMemory(_Strategy):
 
     name = "nomemory"
     flags = False
-
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        return None, []
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         return None
@@ -191,10 +209,6 @@ class SelfVerify(_Strategy):
     """One pre-navigation call with the whole store; never re-audited."""
 
     name = "selfverify"
-
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        instance = self.context.instance
-        return self.memory, [self.context.selfverify_plan(self.memory, instance.initial_grid, instance.start)]
 
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if not self.audits:
@@ -221,12 +235,6 @@ class OMCD(_Strategy):
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
         return await self.context.audit(self.memory, step, grid, agent)
 
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        # at most: an audit at the start and after every change scheduled within the budget
-        instance = self.context.instance
-        grids = [instance.initial_grid, *(instance.grid_after(e.step) for e in instance.schedule if e.step < max_steps)]
-        return self.memory, [self.context.audit_plan(self.memory, grid, instance.start) for grid in grids]
-
     async def view(self, step: int, grid: Grid, agent: Pos) -> tuple[MemoryEntry, ...] | None:
         if grid != self.audited_grid:
             self.audits.append(await self.judge(step, grid, agent))
@@ -244,9 +252,6 @@ class Oracle(OMCD):
 
     async def judge(self, step: int, grid: Grid, agent: Pos) -> AuditResult:
         return AuditResult(step=step, flagged=self.context.instance.stale_ids(grid), calls=0)
-
-    def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        return self.memory, []
 
 
 class LocalVerify(_Strategy):
@@ -278,8 +283,8 @@ class LocalVerify(_Strategy):
         return [e for e in self.memory if e.is_cell and max(abs(e.row - agent[0]), abs(e.col - agent[1])) <= r]
 
     def plan(self, max_steps: int) -> tuple[tuple[MemoryEntry, ...] | None, list[Planned]]:
-        # at most: a full square of (2r+1)² entries audited every step (fewer at an edge,
-        # none on a step with nothing new in reach); the store's first entries stand for it
+        # what it audits follows the agent's path, which a plan does not know: at most a
+        # full square of (2r+1)² entries every step (the store's first entries stand for it)
         instance, r = self.context.instance, self.context.verify_radius
         square = self.memory[: (2 * r + 1) ** 2]
         return self.memory, [self.context.audit_plan(square, instance.initial_grid, instance.start)] * max_steps

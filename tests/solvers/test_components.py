@@ -48,7 +48,7 @@ def test_move_tool_steps_in_the_world_and_records_the_step() -> None:
     action = next(a for a in Action if move(start, a, 8) != start)
     result = asyncio.run(move_tool(run)(action.name.lower()))
     assert run.env.agent == move(start, action, 8)
-    assert len(run.records) == 1 and run.counts.moves == 1
+    assert len(run.records) == 1 and run.counts["moves"] == 1
     text = result if isinstance(result, str) else " ".join(getattr(p, "text", "") for p in result)  # type: ignore[union-attr]
     assert f"({run.env.agent[0]},{run.env.agent[1]})" in text
 
@@ -58,7 +58,7 @@ def test_move_tool_refuses_a_bad_direction_without_moving() -> None:
     start = run.env.agent
     with pytest.raises(ToolError, match="direction must be one of"):
         asyncio.run(move_tool(run)("north-east"))
-    assert run.env.agent == start and run.counts.bad_arguments == 1 and not run.records
+    assert run.env.agent == start and run.counts["bad_arguments"] == 1 and not run.records
 
 
 def test_recall_tool_answers_from_the_memory_view() -> None:
@@ -69,7 +69,7 @@ def test_recall_tool_answers_from_the_memory_view() -> None:
     assert asyncio.run(recall_tool(run)(row, col)) == entry.line
     with pytest.raises(ToolError, match="from 0 to 7"):
         asyncio.run(recall_tool(run)(8, 0))
-    assert run.counts.recalls == 1 and run.counts.bad_arguments == 1
+    assert run.counts["recalls"] == 1 and run.counts["bad_arguments"] == 1
 
 
 def test_recall_tool_without_memory_says_so() -> None:
