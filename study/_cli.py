@@ -135,6 +135,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     study = commands.add_parser(
         "study",
+        allow_abbrev=False,  # --seed is Inspect's, not short for --seeds
         help="run (or resume) the paper's matrix as an Inspect eval set",
         description="Detection over regimes x modalities and navigation over regimes x strategies x episodes, "
         "for each model, as one Inspect eval set. Re-running the same command completes only what is missing.",
@@ -164,7 +165,6 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     from spatialstale.protocol import DETECTION, NAVIGATION
 
     from ._matrix import MAX_STUDY_SIZE, STUDY_MODALITIES
-    from ._options import add_model_options
 
     study.add_argument("--model", action="append", required=True, help="a model to study (repeat for several)")
     study.add_argument(
@@ -258,7 +258,20 @@ def _study_options(study: argparse.ArgumentParser) -> None:
         help="seconds a model call takes, for the wall-time estimate (default: 2.0 for API models, "
         "0 for spatialstale/ reference agents)",
     )
-    add_model_options(study)
+    inspect = study.add_argument_group(
+        "Inspect's options",
+        "Every option of `inspect eval-set` is passed on to the eval set, read as Inspect reads it (see "
+        "`inspect eval-set --help`): -M KEY=VALUE, --model-config, --model-base-url, --model-role ROLE=MODEL, "
+        "--generate-config, --temperature, --max-tokens, --seed, --reasoning-effort, --max-connections, "
+        "--max-retries, --timeout, --attempt-timeout (study default: 600), --max-samples, --max-tasks, "
+        "--token-limit, --message-limit, --time-limit, --cost-limit, --model-cost-config, --retry-on-error [N] "
+        "(study default: 10), --retry-attempts, --fail-on-error, --no-fail-on-error, --continue-on-fail (study "
+        "default), --log-dir-allow-dirty, --no-log-realtime, ... Not those that set the tasks, samples or epochs "
+        "(-T, --solver, --epochs, --limit, --sample-id): the options above set them.",
+    )
+    inspect.add_argument(
+        "--no-continue-on-fail", action="store_true", help="stop a task at its first sample that errors for good"
+    )
 
 
 def _demo_options(demo: argparse.ArgumentParser) -> None:
@@ -286,7 +299,7 @@ def _study_from(args: argparse.Namespace) -> Study:
     from spatialstale.protocol import DetectionSettings, NavigationSettings
 
     from ._matrix import Shard, Study, study_matrix, study_seeds
-    from ._options import eval_set_options, model_roles
+    from ._options import eval_set_options
 
     chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
     if STATIC in chosen:
@@ -315,16 +328,24 @@ def _study_from(args: argparse.Namespace) -> Study:
         raise ValueError("nothing to run: both detection and navigation are off")
     for spec in matrix.tasks:  # a plug-in regime's every draw, before any model call
         spec.settings.check_draws()
-    models = tuple(dict.fromkeys(args.model))
-    roles = model_roles(args, args.auditor) or {}
+    options = eval_set_options(args.inspect)
+    if args.no_continue_on_fail:
+        if options.get("continue_on_fail"):
+            raise ValueError("--continue-on-fail and --no-continue-on-fail contradict each other")
+        options["continue_on_fail"] = False
+    roles = dict(options.pop("model_roles", None) or {})
+    if args.auditor is not None:
+        if "auditor" in roles:
+            raise ValueError("the auditor is bound twice: use --auditor M or --model-role auditor=M, not both")
+        roles["auditor"] = args.auditor
     # a plain model name for the auditor is the Study's auditor (the dry run names it)
     auditor = roles.pop("auditor") if isinstance(roles.get("auditor"), str) else None
     return Study(
-        models,
+        tuple(dict.fromkeys(args.model)),
         matrix.tasks,
         auditor=auditor,
         log_dir=args.log_dir.rstrip("/") or args.log_dir,
-        options=eval_set_options(args),
+        options=options,
         model_roles=roles or None,
         shard=shard,
         skipped=matrix.skipped,
@@ -353,7 +374,7 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     )
 
     study = _study_from(args)
-    prices = read_prices(args.model_cost_config) if args.model_cost_config else {}
+    prices = read_prices(study.options["model_cost_config"]) if "model_cost_config" in study.options else {}
     # every price before any call: a budget that cannot be counted is refused
     limits = Limits(
         max_cost=args.max_cost,
@@ -612,10 +633,30 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line read; ``inspect``: the options ``study`` leaves to Inspect."""
+    parser = _parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "study":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.inspect = rest
+    return args
+
+
+def study_from_args(argv: Sequence[str]) -> Study:
+    """The study that ``spatialstale study`` runs for ``argv`` (its arguments after
+    ``study``), checked as the command checks it; nothing is run.
+
+    Raises:
+        ValueError: for a value the command refuses, in one line.
+    """
+    return _study_from(_parse(["study", *argv]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``spatialstale`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
+    args = _parse(argv)
     try:
         if args.command == "study":
             return _study(args, argv)
