@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from spatialstale.protocol import Axis, DetectionSettings, NavigationSettings
 
     from ._matrix import Study
+    from ._run import Accounting
 
 DEMO_OBSERVER = "spatialstale/observer"
 DEMO_CREDULOUS = "spatialstale/credulous"
@@ -428,7 +429,7 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if accounting.superseded:
         superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
     # a budget reached by the last calls leaves nothing missing: the study is complete
-    cut = cut_short(study)
+    cut = cut_short(study, accounting)
     if accounting.complete and interrupted is None:
         for line in cut:
             print(line)
@@ -500,43 +501,21 @@ def _with_option(argv: Sequence[str], flag: str, value: str) -> list[str]:
     return [*out, flag, value]
 
 
-def cut_short(study: Study) -> list[str]:
-    """The closing lines on the samples a sample limit cut short in the study's cells (the
-    newest finished log of each, as the report reads them), per task kind, and what to do
-    about them; none when no sample was cut."""
-    from inspect_ai.log import EvalLogInfo, list_eval_logs, read_eval_log, read_eval_log_sample_summaries
-
+def cut_short(study: Study, accounting: Accounting) -> list[str]:
+    """The closing lines on the samples a sample limit cut short in the study's done
+    cells (the newest successful log of each, as the report reads them), per task kind,
+    and what to do about them; none when no sample was cut."""
     from spatialstale.report import cut_parts
 
-    from ._run import Key, _key_of
+    from ._run import sample_summaries
 
-    cells = {cell.key for cell in study.cells}
-    newest: dict[Key, tuple[str, str, EvalLogInfo]] = {}
-    try:
-        infos = list_eval_logs(study.log_dir)
-    except FileNotFoundError:
-        infos = []
-    for info in infos:
-        try:
-            header = read_eval_log(info, header_only=True)
-        except Exception:  # an unreadable log is counted by the report, not here
-            continue
-        key = _key_of(header.eval.model, header.eval.task, header.eval.task_args_passed)
-        if header.status != "success" or key not in cells:
-            continue
-        if key not in newest or header.eval.created > newest[key][0]:
-            newest[key] = (header.eval.created, header.eval.task.rsplit("/", 1)[-1], info)
     totals: Counter[str] = Counter()
     limits: dict[str, Counter[str]] = {}
-    for _, kind, info in newest.values():
-        try:
-            summaries = read_eval_log_sample_summaries(info)
-        except Exception:
-            continue
-        for summary in summaries:
-            totals[kind] += 1
+    for cell in accounting.done:
+        for summary in sample_summaries(accounting.succeeded[cell.key]):
+            totals[cell.spec.kind] += 1
             if summary.limit:
-                limits.setdefault(kind, Counter())[str(summary.limit)] += 1
+                limits.setdefault(cell.spec.kind, Counter())[str(summary.limit)] += 1
     parts = cut_parts(limits, totals)
     if not parts:
         return []

@@ -717,6 +717,8 @@ class Accounting:
     finished: Mapping[Key, frozenset[tuple[str, int]]] = field(default_factory=dict)
     """The samples (id, epoch) that ended without an error in the logs of missing
     cells: a resume reuses them."""
+    succeeded: Mapping[Key, EvalLogInfo] = field(default_factory=dict)
+    """The newest successful log of each done cell (the one the report reads)."""
 
     @property
     def complete(self) -> bool:
@@ -748,26 +750,28 @@ def account(study: Study) -> Accounting:
     done: list[Cell] = []
     missing: list[Missing] = []
     finished: dict[Key, frozenset[tuple[str, int]]] = {}
+    succeeded: dict[Key, EvalLogInfo] = {}
     superseded = 0
     for cell in study.cells:
         attempts = sorted(logs.get(cell.key, []), key=lambda attempt: attempt[0])
         if any(status == "success" for _, status, _, _ in attempts):
             done.append(cell)
             superseded += sum(status != "success" for _, status, _, _ in attempts)
+            succeeded[cell.key] = [info for _, status, info, _ in attempts if status == "success"][-1]
             continue
         samples: set[tuple[str, int]] = set()
         for _, _, info, _ in attempts:
-            samples |= {(str(s.id), s.epoch) for s in _summaries(info) if s.error is None}
+            samples |= {(str(s.id), s.epoch) for s in sample_summaries(info) if s.error is None}
         finished[cell.key] = frozenset(samples)
         if not attempts:
             missing.append(Missing(cell, "no log", STATE_CAUSES["no log"]))
             continue
         _, status, info, log = attempts[-1]
         missing.append(Missing(cell, status, _cause(status, info, log)))
-    return Accounting(tuple(done), tuple(missing), superseded, finished)
+    return Accounting(tuple(done), tuple(missing), superseded, finished, succeeded)
 
 
-def _summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
+def sample_summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
     try:
         return list(read_eval_log_sample_summaries(info))
     except Exception:  # a log a killed process left half written holds none to read
@@ -777,7 +781,7 @@ def _summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
 def _cause(status: str, info: EvalLogInfo, log: EvalLog) -> str:
     if status != "error":
         return STATE_CAUSES.get(status, status)
-    errored = next((s for s in _summaries(info) if s.error), None)
+    errored = next((s for s in sample_summaries(info) if s.error), None)
     if errored is None or errored.error is None:
         return error_line(log.error.message) if log.error else "error"
     events: Sequence[Event] = ()
