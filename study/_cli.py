@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +66,26 @@ def _beyond_paper() -> dict[str, Axis]:
     return {a.name: a for kind in ("detection", "navigation") for a in beyond_paper(kind)}
 
 
+def _number(kind: Callable[[str], float], valid: Callable[[float], bool], expected: str) -> Callable[[str], Any]:
+    """An option's number: ``kind`` of the text, refused unless ``valid``."""
+
+    def parse(value: str) -> Any:
+        try:
+            number = kind(value)
+        except ValueError:
+            number = None
+        if number is None or not valid(number):
+            raise argparse.ArgumentTypeError(f"expected {expected}; got {value!r}")
+        return number
+
+    return parse
+
+
+_positive = _number(int, lambda n: n >= 1, "a positive integer")
+_count_of = _number(int, lambda n: n >= 0, "a whole number of 0 or more")
+_dollars = _number(float, lambda n: 0 < n < float("inf"), "an amount of US dollars above 0 (e.g. 50)")
+
+
 def _seeds(value: str) -> list[int]:
     try:
         return [int(v) for v in _names(value)]
@@ -78,49 +97,11 @@ def _sizes(items: Sequence[str] | None) -> list[int] | None:
     """``--sizes``: grid sides from 4 to the study's largest (ValueError, one line, otherwise)."""
     from ._matrix import MAX_STUDY_SIZE
 
-    if items is None:
-        return None
     valid = f"--sizes must be integers from 4 to {MAX_STUDY_SIZE}, comma-separated (e.g. 8,16,32)"
-    out = []
-    for item in items:
-        try:
-            n = int(item)
-        except ValueError:
-            raise ValueError(f"{valid}; got {item!r}") from None
-        if not 4 <= n <= MAX_STUDY_SIZE:
-            raise ValueError(f"{valid}; got {n}")
-        out.append(n)
-    return out
-
-
-def _dollars(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if not number > 0 or number == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected an amount of US dollars above 0 (e.g. 50); got {value!r}")
-    return number
-
-
-def _count_of(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more; got {value!r}")
-    return number
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value!r}")
-    return number
+    for item in items or ():
+        if not item.lstrip("-").isdigit() or not 4 <= int(item) <= MAX_STUDY_SIZE:
+            raise ValueError(f"{valid}; got {int(item) if item.lstrip('-').isdigit() else repr(item)}")
+    return None if items is None else [int(item) for item in items]
 
 
 COMMANDS = ("study", "demo", "report")
@@ -355,11 +336,11 @@ def _study_from(args: argparse.Namespace) -> Study:
 
 MISSING_SHOWN = 20
 CAUSES_SHOWN = 10
-_MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from ._estimate import budget_line, check_models, format_plan, plan, read_prices, register_prices, study_prices
+    from ._options import one_line
     from ._run import (
         DEFAULT_RERUNS_PER_SAMPLE,
         MIN_DEFAULT_RERUNS,
@@ -388,12 +369,10 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(format_plan(study, rows, prices, latency=args.latency))
     print(retry_summary(run_options(study)))
     records = sum(cell.spec.records for cell in study.cells)
-    reruns = args.max_reruns if args.max_reruns is not None else default_reruns(records)
-    default = (
-        ""
-        if args.max_reruns is not None
-        else f" ({DEFAULT_RERUNS_PER_SAMPLE} a sample record, at least {MIN_DEFAULT_RERUNS}; --max-reruns N)"
-    )
+    reruns, default = args.max_reruns, ""
+    if reruns is None:
+        reruns = default_reruns(records)
+        default = f" ({DEFAULT_RERUNS_PER_SAMPLE} a sample record, at least {MIN_DEFAULT_RERUNS}; --max-reruns N)"
     print(f"Reruns: the study stops once more than {reruns:,} sample attempts have failed{default}.")
     if args.max_cost is not None:
         print(budget_line(args.max_cost, rows, prices))
@@ -419,25 +398,20 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
             message = getattr(error, "message", None)
             if not isinstance(message, str):
                 raise
-            text = " ".join(line.strip() for line in _MARKUP.sub("", message).splitlines() if line.strip())
-            raise ValueError(text.removeprefix("ERROR: ")) from None
+            raise ValueError(one_line(message)) from None
     interrupted = received[0] if received else None
     # eval_set's own verdict is not trusted: what counts is a successful log per cell.
     accounting = account(study)
     where = study.log_dir + (f" (shard {study.shard})" if study.shard else "")
-    superseded = ""
-    if accounting.superseded:
-        superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
+    n = accounting.superseded
+    superseded = f"; {n} superseded log(s) of earlier attempts ignored" if n else ""
     # a budget reached by the last calls leaves nothing missing: the study is complete
-    cut = cut_short(study, accounting)
+    for line in cut_short(study, accounting):
+        print(line)
     if accounting.complete and interrupted is None:
-        for line in cut:
-            print(line)
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
-    for line in cut:
-        print(line)
     for missing in accounting.missing[:MISSING_SHOWN]:
         print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
@@ -446,26 +420,18 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
         interrupted = signal.SIGINT
     # a study that stopped cancelled what was running: the true cause is those cells'
-    because = {
-        "gave up": f"the study gave up: {stopped}",
-        "budget": f"the budget ran out: {stopped}",
-        "reruns": f"the reruns ran out: {stopped}",
-    }
+    because = {"gave up": "the study gave up", "budget": "the budget ran out", "reruns": "the reruns ran out"}
     if stopped is not None:
-        reason = because[stopped.kind]
-    elif interrupted is not None:
-        reason = f"cancelled: the study was interrupted ({interrupted.name})"
+        reason = f"{because[stopped.kind]}: {stopped}"
     else:
-        reason = ""
+        reason = f"cancelled: the study was interrupted ({interrupted.name})" if interrupted is not None else ""
     cause_of = {"cancelled": reason} if reason else {}
     causes = Counter(cause_of.get(missing.state, missing.cause) for missing in accounting.missing).most_common()
     for cause, n in causes[:CAUSES_SHOWN]:
         print(f"  {_count(n, 'cell')} missing: {cause}")
     if len(causes) > CAUSES_SHOWN:
         print(f"  ... and {len(causes) - CAUSES_SHOWN} other causes")
-    what = f"interrupted ({interrupted.name})" if interrupted is not None else "incomplete"
-    if stopped is not None and interrupted is None:
-        what = "stopped"
+    what = f"interrupted ({interrupted.name})" if interrupted is not None else "stopped" if stopped else "incomplete"
     if stopped is not None and stopped.kind == "budget" and interrupted is None:
         larger = 2 * float(args.max_cost)
         command = f"{_command()} {shlex.join(_with_option(argv, '--max-cost', f'{larger:g}'))}"
@@ -486,19 +452,10 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _with_option(argv: Sequence[str], flag: str, value: str) -> list[str]:
     """``argv`` with ``flag``'s value (``--flag V`` or ``--flag=V``) set to ``value``."""
-    out: list[str] = []
-    skip = False
-    for item in argv:
-        if skip:
-            skip = False
-            continue
-        if item == flag:
-            skip = True
-            continue
-        if item.startswith(flag + "="):
-            continue
-        out.append(item)
-    return [*out, flag, value]
+    out = list(argv)
+    while flag in out:
+        del out[out.index(flag) : out.index(flag) + 2]
+    return [*(item for item in out if not item.startswith(flag + "=")), flag, value]
 
 
 def cut_short(study: Study, accounting: Accounting) -> list[str]:

@@ -17,6 +17,7 @@ value, an unreadable config file) come back as one line before any model call.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
@@ -55,6 +56,14 @@ AT_LEAST_ONE = ("max_connections", "max_samples", "max_tasks", "timeout", "attem
 """Counts and seconds that 0 (or less) would make meaningless: no connection, no time."""
 
 
+_MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
+
+
+def one_line(message: str) -> str:
+    """A message of Inspect's for the terminal (rich markup, several lines) as one plain line."""
+    return " ".join(_MARKUP.sub("", message).split()).removeprefix("ERROR: ")
+
+
 def _read(argv: Sequence[str]) -> tuple[dict[str, Any], set[str]]:
     """``eval_set``'s keyword arguments as ``inspect eval-set`` makes them of ``argv``,
     and the names of the options ``argv`` gave."""
@@ -67,7 +76,7 @@ def _read(argv: Sequence[str]) -> tuple[dict[str, Any], set[str]]:
     try:
         ctx = command.make_context("spatialstale study", list(argv))
     except click.ClickException as error:
-        raise ValueError(" ".join(error.format_message().split())) from None
+        raise ValueError(one_line(error.format_message())) from None
     given = {p.name for p in command.params if p.name and ctx.get_parameter_source(p.name) is COMMANDLINE}
     refused = [flag for name, flag in NOT_PASSED.items() if name in given]
     if refused:
@@ -77,8 +86,7 @@ def _read(argv: Sequence[str]) -> tuple[dict[str, Any], set[str]]:
         with ctx, patch.object(inspect_cli, "eval_set", keep), suppress(click.exceptions.Exit):
             command.invoke(ctx)
     except Exception as error:  # Inspect's reading of a value or a file
-        message = getattr(error, "message", None) or str(error) or type(error).__name__
-        raise ValueError(" ".join(str(message).replace("ERROR: ", "").split())) from None
+        raise ValueError(one_line(str(getattr(error, "message", None) or error) or type(error).__name__)) from None
     return kept, given
 
 
