@@ -35,15 +35,6 @@ scorers and the reference agents read the protocol, never the loops that run it.
 
 MEASURED_INTERNALS = {
     "benchmarks.bench_env": {"env._instance": "times the uncached instance build (``_make_instance``)"},
-    "benchmarks.bench_dry_run": {
-        "env._instance": "clears the instance cache for a cold dry run",
-        "protocol._prompts": "clears the prompts' render caches for a cold dry run",
-        "study._cli": "times the dry run behind the command's own parser",
-    },
-    "benchmarks.bench_faults": {
-        "agents._faults": "reads the faults the flaky provider injected (its counters)",
-        "study._cli": "runs the command in this process, to read those counters",
-    },
     "benchmarks.bench_harness": {
         "agents._perception": "caches the reference agents' image reader, so its stand-in server stays light",
         "agents._policies": "serves the observer's policy as that stand-in server",
