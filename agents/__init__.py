@@ -6,7 +6,7 @@ it, ``spatialstale-faults/<agent>``, the same agents behind a flaky endpoint tha
 a seeded share of calls (``_faults``).
 """
 
-from ._faults import FaultyAgentAPI
+from ._faults import CALLS, FAULTS, FaultyAgentAPI
 from ._provider import ReferenceAgentAPI
 
-__all__ = ["FaultyAgentAPI", "ReferenceAgentAPI"]
+__all__ = ["CALLS", "FAULTS", "FaultyAgentAPI", "ReferenceAgentAPI"]

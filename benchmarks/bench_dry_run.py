@@ -2,9 +2,9 @@
 
 Run: ``python benchmarks/bench_dry_run.py``
 
-Each configuration is timed twice: the estimate alone (``plan`` in this process,
-instance and rendering caches cleared first) and the whole command as a user runs it
-(a fresh process, so Python and Inspect imports are included).
+Each configuration is timed twice, each in a fresh process (so no cache is warm): the
+estimate alone (``plan`` of the study the command line describes) and the whole command
+as a user runs it (Python and Inspect imports included).
 """
 
 from __future__ import annotations
@@ -16,10 +16,14 @@ import subprocess
 import sys
 import time
 
-from spatialstale.env._instance import _make_instance
-from spatialstale.protocol import _prompts
-from spatialstale.study import plan
-from spatialstale.study._cli import _parser, _study_from
+ESTIMATE = """
+import sys, time
+from spatialstale.study import plan, study_from_args
+study = study_from_args(sys.argv[1:])
+start = time.perf_counter()
+plan(study)
+print(time.perf_counter() - start)
+"""
 
 CONFIGS = (
     (),
@@ -30,15 +34,9 @@ CONFIGS = (
 
 
 def estimate_seconds(options: tuple[str, ...]) -> float:
-    _make_instance.cache_clear()
-    for name in ("png_data_uri", "grid_listing"):  # the prompt builders' observation caches, if any
-        cache_clear = getattr(getattr(_prompts, name, None), "cache_clear", None)
-        if cache_clear is not None:
-            cache_clear()
-    args = _parser("study").parse_args(["study", "--model", "openai/gpt-4o", "--dry-run", *options])
-    start = time.perf_counter()
-    plan(_study_from(args))
-    return time.perf_counter() - start
+    argv = ["--model", "openai/gpt-4o", "--dry-run", *options]
+    done = subprocess.run([sys.executable, "-c", ESTIMATE, *argv], check=True, capture_output=True, text=True)
+    return float(done.stdout.split()[-1])
 
 
 def command_seconds(options: tuple[str, ...]) -> float:

@@ -28,8 +28,8 @@ from typing import Any
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from spatialstale.agents._faults import CALLS, FAULTS
-from spatialstale.study._cli import main
+from spatialstale.agents import CALLS, FAULTS
+from spatialstale.study import main
 
 MODEL = "spatialstale-faults/observer"
 

@@ -81,7 +81,8 @@ def package_tree(checkout: Path, into: Path) -> str:
 
 
 def study_command(models: Sequence[str], seeds: int, log_dir: Path, options: Sequence[str]) -> list[str]:
-    command = [sys.executable, "-m", "spatialstale.study._cli", "study", "--n-seeds", str(seeds)]
+    # the console script, as a user runs it (a variant's PYTHONPATH decides which checkout it imports)
+    command = [str(Path(sys.executable).parent / "spatialstale"), "study", "--n-seeds", str(seeds)]
     for model in models:
         command += ["--model", model]
     return [*command, "--log-dir", str(log_dir), "--display", "none", *options]

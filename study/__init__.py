@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._calls import IMAGE_TOKENS, Calls
+    from ._cli import main, study_from_args
     from ._estimate import TaskEstimate, estimate_task, plan
     from ._matrix import Cell, Matrix, Shard, Skipped, Study, TaskSpec, study_matrix, study_seeds, study_tasks
     from ._run import account, run_study
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 _SOURCES = {
     "IMAGE_TOKENS": "_calls",
     "Calls": "_calls",
+    "main": "_cli",
+    "study_from_args": "_cli",
     "TaskEstimate": "_estimate",
     "estimate_task": "_estimate",
     "plan": "_estimate",
@@ -51,8 +54,10 @@ __all__ = [
     "TaskSpec",
     "account",
     "estimate_task",
+    "main",
     "plan",
     "run_study",
+    "study_from_args",
     "study_matrix",
     "study_seeds",
     "study_tasks",

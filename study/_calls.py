@@ -1,35 +1,15 @@
 """What a study's samples ask, call by call, measured before anything is sent.
 
-The calls are the solvers' own plan (``spatialstale.solvers``: ``detection_plan`` and
-``episode_plan``, beside the loops that make the same calls), for the study's real
-instances and with the task's own prompts; only the answers are assumed. Images are
-not drawn: the plans are given stand-ins that name what an image shows; a grid's
-costs ``image_tokens(size)``, an extension's (``StandIn``) :func:`picture_tokens` of
-its size. Tokens are ``ceil(chars / 4)`` per message part (about
-four characters a token for English and JSON with common BPE tokenizers), unless a
-:data:`TokenCount` from a model's own counter is given.
-
-- **completions**: the answer in exactly the format the prompt asks for (an audit
-  entry per id with a one-line reason like the prompt's example; SelfVerify listing
-  the truly stale ids; ``{"action": "RIGHT"}`` a step). Verbose models write more.
-- **cached input**: the prefix a prompt shares with the previous prompt of the same
-  kind (the batches of one audit, the steps of one episode), measured part by part,
-  so it follows whatever order the builders use, and counted only as far as the
-  model's provider caches it (a :class:`CacheRule`: a minimum length, and for OpenAI
-  128-token steps beyond it; none for a provider without a cache discount). The part
-  the next prompt will read counts as a cache write when it is not already a read.
-- **rounds**: round trips one after another; an audit's batches go out together
-  (one round), a navigation episode's steps one at a time.
-
-Detection calls are exact: windows x ceil(n^2 / B) a seed. Navigation depends on when
-episodes end, so its counts are an upper bound, as the plan states it: every episode
-runs ``max_steps`` steps with the agent at S, and each built-in strategy's audits are
-its ``plan`` (OMCD re-audits after every scheduled change before the budget ends,
-SelfVerify makes one call, Oracle none, LocalVerify audits a full (2r+1)² square every
-step), every view the whole store. A plug-in strategy's audits are not known before it
-runs: only its navigator calls are counted (as a view of the whole store).
-A long chain of calls is measured on ``CHAIN_PAIRS`` evenly spaced pairs of
-consecutive calls and scaled, an L3 audit schedule on its first and last windows.
+The calls are the solvers' own plans (``detection_plan``, ``episode_plan``) on the
+study's real instances with the task's own prompts; only the answers are assumed (in
+exactly the format the prompt asks for), and images are named, not drawn. Tokens are
+``ceil(chars / 4)`` a message part unless a :data:`TokenCount` is given; cached input
+is the prefix a prompt shares with the previous one of its kind, as far as the
+provider caches it (:class:`CacheRule`); rounds are round trips one after another (an
+audit's batches go out together). Detection calls are exact; navigation's an upper
+bound (every episode runs ``max_steps`` steps, each strategy's audits its ``plan``; a
+plug-in strategy's audits are not counted). A long chain of calls is measured on
+``CHAIN_PAIRS`` pairs of consecutive calls and scaled.
 """
 
 from __future__ import annotations
@@ -38,7 +18,7 @@ import functools
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ContentImage, ContentText
@@ -173,16 +153,8 @@ class Calls:
         return Calls(*(a * k for a in self.figures))
 
     @property
-    def figures(self) -> tuple[int, int, int, int, int, int, int]:
-        return (
-            self.calls,
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.cached_tokens,
-            self.cache_write_tokens,
-            self.cached_calls,
-            self.rounds,
-        )
+    def figures(self) -> tuple[int, ...]:
+        return astuple(self)
 
     def concurrent(self) -> Calls:
         """These calls sent together: one round trip."""
@@ -257,16 +229,9 @@ def chain(call_at: CallAt, length: int, meter: Meter) -> Calls:
     if length <= 2 * CHAIN_PAIRS:
         built = [call_at(i) for i in range(length)]
         parts = [prompt_parts(messages) for messages, _ in built]
-        cached = [0] + [meter.cached(meter.shared(parts[i - 1], parts[i])) for i in range(1, length)] + [0]
-        return Calls(
-            length,
-            sum(sum(meter.part(p) for p in prompt) for prompt in parts),
-            sum(meter.count(answer) for _, answer in built),
-            sum(cached),
-            sum(max(0, cached[i + 1] - cached[i]) for i in range(length)),
-            sum(1 for c in cached if c > 0),
-            length,
-        )
+        reads = [meter.cached(meter.shared(parts[i - 1], parts[i])) for i in range(1, length)]
+        prompt = sum(meter.part(p) for prompt in parts for p in prompt)
+        return _in_turn(length, prompt, sum(meter.count(answer) for _, answer in built), reads)
     starts = sorted({round(k * (length - 2) / (CHAIN_PAIRS - 1)) for k in range(CHAIN_PAIRS)})
     prompt = completion = read = hits = 0
     for start in starts:
@@ -385,16 +350,16 @@ def conversation_calls(plan: ConversationPlan, meter: Meter) -> Calls:
     opening: list[ChatMessage] = [ChatMessageSystem(content=tool_definitions(plan.tools)), *plan.opening]
     base, grow, turns = meter.prompt(opening), meter.prompt(plan.exchange), plan.turns
     # turn i reads the previous turn's whole prompt, base + grow * (i - 1) tokens
-    cached = [0] + [meter.cached(base + grow * (i - 1)) for i in range(1, turns)] + [0]
-    return Calls(
-        turns,
-        turns * base + grow * turns * (turns - 1) // 2,
-        turns * meter.count(plan.answer),
-        sum(cached),
-        sum(max(0, cached[i + 1] - cached[i]) for i in range(turns)),
-        sum(1 for c in cached if c > 0),
-        turns,
-    )
+    reads = [meter.cached(base + grow * (i - 1)) for i in range(1, turns)]
+    return _in_turn(turns, turns * base + grow * turns * (turns - 1) // 2, turns * meter.count(plan.answer), reads)
+
+
+def _in_turn(calls: int, prompt: int, completion: int, reads: Sequence[int]) -> Calls:
+    """``calls`` one after another, call i + 1 reading ``reads[i]`` tokens from the cache;
+    what a call reads and the one before it did not, that one wrote."""
+    cached = [0, *reads, 0]
+    written = sum(max(0, cached[i + 1] - cached[i]) for i in range(calls))
+    return Calls(calls, prompt, completion, sum(cached), written, sum(1 for c in cached if c > 0), calls)
 
 
 def sample_calls(

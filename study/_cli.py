@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from spatialstale.protocol import Axis, DetectionSettings, NavigationSettings
 
     from ._matrix import Study
+    from ._run import Accounting
 
 DEMO_OBSERVER = "spatialstale/observer"
 DEMO_CREDULOUS = "spatialstale/credulous"
@@ -66,6 +66,26 @@ def _beyond_paper() -> dict[str, Axis]:
     return {a.name: a for kind in ("detection", "navigation") for a in beyond_paper(kind)}
 
 
+def _number(kind: Callable[[str], float], valid: Callable[[float], bool], expected: str) -> Callable[[str], Any]:
+    """An option's number: ``kind`` of the text, refused unless ``valid``."""
+
+    def parse(value: str) -> Any:
+        try:
+            number = kind(value)
+        except ValueError:
+            number = None
+        if number is None or not valid(number):
+            raise argparse.ArgumentTypeError(f"expected {expected}; got {value!r}")
+        return number
+
+    return parse
+
+
+_positive = _number(int, lambda n: n >= 1, "a positive integer")
+_count_of = _number(int, lambda n: n >= 0, "a whole number of 0 or more")
+_dollars = _number(float, lambda n: 0 < n < float("inf"), "an amount of US dollars above 0 (e.g. 50)")
+
+
 def _seeds(value: str) -> list[int]:
     try:
         return [int(v) for v in _names(value)]
@@ -77,49 +97,11 @@ def _sizes(items: Sequence[str] | None) -> list[int] | None:
     """``--sizes``: grid sides from 4 to the study's largest (ValueError, one line, otherwise)."""
     from ._matrix import MAX_STUDY_SIZE
 
-    if items is None:
-        return None
     valid = f"--sizes must be integers from 4 to {MAX_STUDY_SIZE}, comma-separated (e.g. 8,16,32)"
-    out = []
-    for item in items:
-        try:
-            n = int(item)
-        except ValueError:
-            raise ValueError(f"{valid}; got {item!r}") from None
-        if not 4 <= n <= MAX_STUDY_SIZE:
-            raise ValueError(f"{valid}; got {n}")
-        out.append(n)
-    return out
-
-
-def _dollars(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if not number > 0 or number == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected an amount of US dollars above 0 (e.g. 50); got {value!r}")
-    return number
-
-
-def _count_of(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more; got {value!r}")
-    return number
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {value!r}")
-    return number
+    for item in items or ():
+        if not item.lstrip("-").isdigit() or not 4 <= int(item) <= MAX_STUDY_SIZE:
+            raise ValueError(f"{valid}; got {int(item) if item.lstrip('-').isdigit() else repr(item)}")
+    return None if items is None else [int(item) for item in items]
 
 
 COMMANDS = ("study", "demo", "report")
@@ -135,6 +117,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     study = commands.add_parser(
         "study",
+        allow_abbrev=False,  # --seed is Inspect's, not short for --seeds
         help="run (or resume) the paper's matrix as an Inspect eval set",
         description="Detection over regimes x modalities and navigation over regimes x strategies x episodes, "
         "for each model, as one Inspect eval set. Re-running the same command completes only what is missing.",
@@ -164,7 +147,6 @@ def _study_options(study: argparse.ArgumentParser) -> None:
     from spatialstale.protocol import DETECTION, NAVIGATION
 
     from ._matrix import MAX_STUDY_SIZE, STUDY_MODALITIES
-    from ._options import add_model_options
 
     study.add_argument("--model", action="append", required=True, help="a model to study (repeat for several)")
     study.add_argument(
@@ -258,7 +240,20 @@ def _study_options(study: argparse.ArgumentParser) -> None:
         help="seconds a model call takes, for the wall-time estimate (default: 2.0 for API models, "
         "0 for spatialstale/ reference agents)",
     )
-    add_model_options(study)
+    inspect = study.add_argument_group(
+        "Inspect's options",
+        "Every option of `inspect eval-set` is passed on to the eval set, read as Inspect reads it (see "
+        "`inspect eval-set --help`): -M KEY=VALUE, --model-config, --model-base-url, --model-role ROLE=MODEL, "
+        "--generate-config, --temperature, --max-tokens, --seed, --reasoning-effort, --max-connections, "
+        "--max-retries, --timeout, --attempt-timeout (study default: 600), --max-samples, --max-tasks, "
+        "--token-limit, --message-limit, --time-limit, --cost-limit, --model-cost-config, --retry-on-error [N] "
+        "(study default: 10), --retry-attempts, --fail-on-error, --no-fail-on-error, --continue-on-fail (study "
+        "default), --log-dir-allow-dirty, --no-log-realtime, ... Not those that set the tasks, samples or epochs "
+        "(-T, --solver, --epochs, --limit, --sample-id): the options above set them.",
+    )
+    inspect.add_argument(
+        "--no-continue-on-fail", action="store_true", help="stop a task at its first sample that errors for good"
+    )
 
 
 def _demo_options(demo: argparse.ArgumentParser) -> None:
@@ -286,7 +281,7 @@ def _study_from(args: argparse.Namespace) -> Study:
     from spatialstale.protocol import DetectionSettings, NavigationSettings
 
     from ._matrix import Shard, Study, study_matrix, study_seeds
-    from ._options import eval_set_options, model_roles
+    from ._options import eval_set_options
 
     chosen = _read(_axis(NavigationSettings, "regime"), args.regimes)
     if STATIC in chosen:
@@ -315,16 +310,24 @@ def _study_from(args: argparse.Namespace) -> Study:
         raise ValueError("nothing to run: both detection and navigation are off")
     for spec in matrix.tasks:  # a plug-in regime's every draw, before any model call
         spec.settings.check_draws()
-    models = tuple(dict.fromkeys(args.model))
-    roles = model_roles(args, args.auditor) or {}
+    options = eval_set_options(args.inspect)
+    if args.no_continue_on_fail:
+        if options.get("continue_on_fail"):
+            raise ValueError("--continue-on-fail and --no-continue-on-fail contradict each other")
+        options["continue_on_fail"] = False
+    roles = dict(options.pop("model_roles", None) or {})
+    if args.auditor is not None:
+        if "auditor" in roles:
+            raise ValueError("the auditor is bound twice: use --auditor M or --model-role auditor=M, not both")
+        roles["auditor"] = args.auditor
     # a plain model name for the auditor is the Study's auditor (the dry run names it)
     auditor = roles.pop("auditor") if isinstance(roles.get("auditor"), str) else None
     return Study(
-        models,
+        tuple(dict.fromkeys(args.model)),
         matrix.tasks,
         auditor=auditor,
         log_dir=args.log_dir.rstrip("/") or args.log_dir,
-        options=eval_set_options(args),
+        options=options,
         model_roles=roles or None,
         shard=shard,
         skipped=matrix.skipped,
@@ -333,11 +336,11 @@ def _study_from(args: argparse.Namespace) -> Study:
 
 MISSING_SHOWN = 20
 CAUSES_SHOWN = 10
-_MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
 def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from ._estimate import budget_line, check_models, format_plan, plan, read_prices, register_prices, study_prices
+    from ._options import one_line
     from ._run import (
         DEFAULT_RERUNS_PER_SAMPLE,
         MIN_DEFAULT_RERUNS,
@@ -353,7 +356,7 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     )
 
     study = _study_from(args)
-    prices = read_prices(args.model_cost_config) if args.model_cost_config else {}
+    prices = read_prices(study.options["model_cost_config"]) if "model_cost_config" in study.options else {}
     # every price before any call: a budget that cannot be counted is refused
     limits = Limits(
         max_cost=args.max_cost,
@@ -366,12 +369,10 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(format_plan(study, rows, prices, latency=args.latency))
     print(retry_summary(run_options(study)))
     records = sum(cell.spec.records for cell in study.cells)
-    reruns = args.max_reruns if args.max_reruns is not None else default_reruns(records)
-    default = (
-        ""
-        if args.max_reruns is not None
-        else f" ({DEFAULT_RERUNS_PER_SAMPLE} a sample record, at least {MIN_DEFAULT_RERUNS}; --max-reruns N)"
-    )
+    reruns, default = args.max_reruns, ""
+    if reruns is None:
+        reruns = default_reruns(records)
+        default = f" ({DEFAULT_RERUNS_PER_SAMPLE} a sample record, at least {MIN_DEFAULT_RERUNS}; --max-reruns N)"
     print(f"Reruns: the study stops once more than {reruns:,} sample attempts have failed{default}.")
     if args.max_cost is not None:
         print(budget_line(args.max_cost, rows, prices))
@@ -397,25 +398,20 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
             message = getattr(error, "message", None)
             if not isinstance(message, str):
                 raise
-            text = " ".join(line.strip() for line in _MARKUP.sub("", message).splitlines() if line.strip())
-            raise ValueError(text.removeprefix("ERROR: ")) from None
+            raise ValueError(one_line(message)) from None
     interrupted = received[0] if received else None
     # eval_set's own verdict is not trusted: what counts is a successful log per cell.
     accounting = account(study)
     where = study.log_dir + (f" (shard {study.shard})" if study.shard else "")
-    superseded = ""
-    if accounting.superseded:
-        superseded = f"; {accounting.superseded} superseded log(s) of earlier attempts ignored"
+    n = accounting.superseded
+    superseded = f"; {n} superseded log(s) of earlier attempts ignored" if n else ""
     # a budget reached by the last calls leaves nothing missing: the study is complete
-    cut = cut_short(study)
+    for line in cut_short(study, accounting):
+        print(line)
     if accounting.complete and interrupted is None:
-        for line in cut:
-            print(line)
         print(f"report: {_executable('spatialstale')} report {shlex.quote(study.log_dir)}")
         print(f"study complete: {len(accounting.done)} of {len(study.cells)} task logs in {where}{superseded}")
         return 0
-    for line in cut:
-        print(line)
     for missing in accounting.missing[:MISSING_SHOWN]:
         print(f"  missing: {missing.cell.name} ({missing.state})")
     if len(accounting.missing) > MISSING_SHOWN:
@@ -424,26 +420,18 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if interrupted is None and stopped is None and any(missing.state == "cancelled" for missing in accounting.missing):
         interrupted = signal.SIGINT
     # a study that stopped cancelled what was running: the true cause is those cells'
-    because = {
-        "gave up": f"the study gave up: {stopped}",
-        "budget": f"the budget ran out: {stopped}",
-        "reruns": f"the reruns ran out: {stopped}",
-    }
+    because = {"gave up": "the study gave up", "budget": "the budget ran out", "reruns": "the reruns ran out"}
     if stopped is not None:
-        reason = because[stopped.kind]
-    elif interrupted is not None:
-        reason = f"cancelled: the study was interrupted ({interrupted.name})"
+        reason = f"{because[stopped.kind]}: {stopped}"
     else:
-        reason = ""
+        reason = f"cancelled: the study was interrupted ({interrupted.name})" if interrupted is not None else ""
     cause_of = {"cancelled": reason} if reason else {}
     causes = Counter(cause_of.get(missing.state, missing.cause) for missing in accounting.missing).most_common()
     for cause, n in causes[:CAUSES_SHOWN]:
         print(f"  {_count(n, 'cell')} missing: {cause}")
     if len(causes) > CAUSES_SHOWN:
         print(f"  ... and {len(causes) - CAUSES_SHOWN} other causes")
-    what = f"interrupted ({interrupted.name})" if interrupted is not None else "incomplete"
-    if stopped is not None and interrupted is None:
-        what = "stopped"
+    what = f"interrupted ({interrupted.name})" if interrupted is not None else "stopped" if stopped else "incomplete"
     if stopped is not None and stopped.kind == "budget" and interrupted is None:
         larger = 2 * float(args.max_cost)
         command = f"{_command()} {shlex.join(_with_option(argv, '--max-cost', f'{larger:g}'))}"
@@ -464,58 +452,27 @@ def _study(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _with_option(argv: Sequence[str], flag: str, value: str) -> list[str]:
     """``argv`` with ``flag``'s value (``--flag V`` or ``--flag=V``) set to ``value``."""
-    out: list[str] = []
-    skip = False
-    for item in argv:
-        if skip:
-            skip = False
-            continue
-        if item == flag:
-            skip = True
-            continue
-        if item.startswith(flag + "="):
-            continue
-        out.append(item)
-    return [*out, flag, value]
+    out = list(argv)
+    while flag in out:
+        del out[out.index(flag) : out.index(flag) + 2]
+    return [*(item for item in out if not item.startswith(flag + "=")), flag, value]
 
 
-def cut_short(study: Study) -> list[str]:
-    """The closing lines on the samples a sample limit cut short in the study's cells (the
-    newest finished log of each, as the report reads them), per task kind, and what to do
-    about them; none when no sample was cut."""
-    from inspect_ai.log import EvalLogInfo, list_eval_logs, read_eval_log, read_eval_log_sample_summaries
-
+def cut_short(study: Study, accounting: Accounting) -> list[str]:
+    """The closing lines on the samples a sample limit cut short in the study's done
+    cells (the newest successful log of each, as the report reads them), per task kind,
+    and what to do about them; none when no sample was cut."""
     from spatialstale.report import cut_parts
 
-    from ._run import Key, _key_of
+    from ._run import sample_summaries
 
-    cells = {cell.key for cell in study.cells}
-    newest: dict[Key, tuple[str, str, EvalLogInfo]] = {}
-    try:
-        infos = list_eval_logs(study.log_dir)
-    except FileNotFoundError:
-        infos = []
-    for info in infos:
-        try:
-            header = read_eval_log(info, header_only=True)
-        except Exception:  # an unreadable log is counted by the report, not here
-            continue
-        key = _key_of(header.eval.model, header.eval.task, header.eval.task_args_passed)
-        if header.status != "success" or key not in cells:
-            continue
-        if key not in newest or header.eval.created > newest[key][0]:
-            newest[key] = (header.eval.created, header.eval.task.rsplit("/", 1)[-1], info)
     totals: Counter[str] = Counter()
     limits: dict[str, Counter[str]] = {}
-    for _, kind, info in newest.values():
-        try:
-            summaries = read_eval_log_sample_summaries(info)
-        except Exception:
-            continue
-        for summary in summaries:
-            totals[kind] += 1
+    for cell in accounting.done:
+        for summary in sample_summaries(accounting.succeeded[cell.key]):
+            totals[cell.spec.kind] += 1
             if summary.limit:
-                limits.setdefault(kind, Counter())[str(summary.limit)] += 1
+                limits.setdefault(cell.spec.kind, Counter())[str(summary.limit)] += 1
     parts = cut_parts(limits, totals)
     if not parts:
         return []
@@ -612,10 +569,30 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line read; ``inspect``: the options ``study`` leaves to Inspect."""
+    parser = _parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "study":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.inspect = rest
+    return args
+
+
+def study_from_args(argv: Sequence[str]) -> Study:
+    """The study that ``spatialstale study`` runs for ``argv`` (its arguments after
+    ``study``), checked as the command checks it; nothing is run.
+
+    Raises:
+        ValueError: for a value the command refuses, in one line.
+    """
+    return _study_from(_parse(["study", *argv]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``spatialstale`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
+    args = _parse(argv)
     try:
         if args.command == "study":
             return _study(args, argv)

@@ -1,25 +1,12 @@
 """How much of a study runs at once, and the memory that takes.
 
-Every sample in flight holds its transcript in memory, so a study's peak memory is
-set by its samples in flight, not by its size. Inspect's eval set runs ``max(models,
-10)`` tasks at once and lets each run as many samples as its model has connections
-(adaptive: 20, rising to 100 while calls succeed; ``--max-connections C``: C), so with
-a fast model ten tasks of up to 100 samples each kept up to ~1,000 transcripts alive
-and the peak grew with the number of seeds until the tasks were that large.
-
-A provider serves at most its connections' calls at once; more samples than that only
-wait, holding memory. A navigation sample makes one call at a time (an audit's
-batches together), a detection sample its ⌈n²/B⌉ batches together, so as many samples
-as connections keep a model's connections busy, and a second task keeps them busy
-while the first drains its last samples. So unless ``--max-tasks`` is given a study
-runs two tasks a model at once (:data:`SAMPLES_PER_CONNECTION`: a model keeps at most
-twice its connections' samples in flight), more when its tasks are too small to fill
-that many samples, but then no more than Inspect's own ``max(models, 10)``; each task
-keeps Inspect's own sample limit (its model's connections, or ``--max-samples``).
-
-The expected peak is :data:`BASE_MB` plus :data:`SAMPLE_MB` for each sample that can be
-in flight (:func:`samples_in_flight`), measured on the paper's matrix with the
-reference agents (``benchmarks/bench_study_memory.py``; docs/performance.md).
+Every sample in flight holds its transcript, so the peak memory follows the samples
+in flight, not the study's size. A provider serves at most its connections' calls at
+once; more samples only wait, holding memory. So unless ``--max-tasks`` is given a
+study runs two tasks a model at once (:data:`SAMPLES_PER_CONNECTION`), more when its
+tasks are too small to fill that, but no more than Inspect's own ``max(models, 10)``.
+The expected peak is :data:`BASE_MB` plus :data:`SAMPLE_MB` a sample in flight,
+measured on the paper's matrix (``benchmarks/bench_study_memory.py``).
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """The study's matrix: which tasks a study runs, for which models, on which seeds.
 
 A study is a list of :class:`TaskSpec` (one Inspect task each) run for every model
-(:class:`Study`). The matrix is the paper's: detection over regimes x modalities,
-navigation over regimes x strategies, one strategy a task (so each navigation log's
-headline metric, ``success``, is one strategy's success rate, never a pool of
-strategies; the sample ids, ``L2-omcd-s4810``, pair the strategies across logs), and
-with the batch sweep
-detection on L1 text at B in {1, 5, 10, 20} (App. E), and with several grid sizes
-(``sizes``) the whole matrix once per size, the sweep at B values that grow with n²
-(:func:`sweep_batch_sizes`). Every axis beyond the paper's
-protocol (each settings field with a ``title``: prompt set, filter mode, view radius,
-navigator, ...) multiplies the cells of the task kinds that have it, one cell per
-value; a value at its default is not passed to the task, so a study without those
-options has the task arguments (and the eval set identity) it always had.
-
-A study too big for one machine runs as shards (:class:`Shard`): shard K of N runs
-every task on every N-th seed, so the shards are disjoint and together complete.
+(:class:`Study`): detection over regimes x modalities, navigation over regimes x
+strategies, one strategy a task (sample ids such as ``L2-omcd-s4810`` pair the
+strategies across logs); with the batch sweep, detection on L1 text at the B values of
+App. E; with several ``sizes``, the whole matrix once per grid side. Every axis beyond
+the paper's protocol multiplies the cells of the task kinds that have it; a value at
+its default is not passed to the task, so the paper's cells keep their task arguments
+(and eval set identity). Shard K of N (:class:`Shard`) runs every task on every N-th seed.
 """
 
 from __future__ import annotations
@@ -352,49 +344,6 @@ def study_matrix(
         raise ValueError("a study needs at least one seed")
     specs: list[TaskSpec] = []
     skipped: list[Skipped] = []
-    for n in grids:
-        _matrix(
-            specs,
-            skipped,
-            seeds=seeds,
-            regimes=regimes,
-            modalities=modalities,
-            strategies=strategies,
-            navigation_modality=navigation_modality,
-            episodes=episodes,
-            max_steps=max_steps,
-            batch_size=batch_size,
-            batch_sweep=batch_sweep,
-            size=n,
-            detection_on=detection_on,
-            navigation_on=navigation_on,
-            axes=axes,
-        )
-    if skipped and not specs:
-        raise ValueError(f"nothing to run: {'; '.join(skipped_lines(skipped))}")
-    return Matrix(tuple(specs), tuple(skipped))
-
-
-def _matrix(
-    specs: list[TaskSpec],
-    skipped: list[Skipped],
-    *,
-    seeds: Sequence[int],
-    regimes: Sequence[str],
-    modalities: Sequence[str],
-    strategies: Sequence[str],
-    navigation_modality: str,
-    episodes: int,
-    max_steps: int,
-    batch_size: int,
-    batch_sweep: bool,
-    size: int,
-    detection_on: bool,
-    navigation_on: bool,
-    axes: Mapping[str, Sequence[Any]],
-) -> None:
-    """The paper's matrix at one grid side (see :func:`study_matrix`), appended to
-    ``specs``, what it skips to ``skipped``."""
 
     def add(kind: str, *, once: bool = False, **values: Any) -> None:
         try:
@@ -405,19 +354,17 @@ def _matrix(
         if not once or spec not in specs:
             specs.append(spec)
 
-    common: dict[str, Any] = {"seeds": tuple(seeds), "size": size, "batch_size": batch_size}
-    if detection_on:
-        for values in _combinations("detection", axes):
+    idle = [s for s in strategies if s not in FILTERING]
+    for n in grids:
+        common: dict[str, Any] = {"seeds": tuple(seeds), "size": n, "batch_size": batch_size}
+        for values in _combinations("detection", axes) if detection_on else ():
             for modality in modalities:
                 for regime in regimes:
                     add("detection", regime=regime, modality=modality, **common, **values)
-        if batch_sweep:
-            for b in sweep_batch_sizes(size):
-                # the sweep's B = 10 cell is the matrix's own
-                add("detection", once=True, regime=SWEEP_REGIME, modality=SWEEP_MODALITY, **{**common, "batch_size": b})
-    if navigation_on and strategies:
-        idle = [s for s in strategies if s not in FILTERING]
-        for values in _combinations("navigation", axes):
+        for b in sweep_batch_sizes(n) if detection_on and batch_sweep else ():
+            # the sweep's B = 10 cell is the matrix's own
+            add("detection", once=True, regime=SWEEP_REGIME, modality=SWEEP_MODALITY, **{**common, "batch_size": b})
+        for values in _combinations("navigation", axes) if navigation_on else ():
             mode = values.get("filter", NAVIGATION.filter)
             for regime in regimes:
                 for strategy in strategies:
@@ -438,6 +385,9 @@ def _matrix(
                         **common,
                         **values,
                     )
+    if skipped and not specs:
+        raise ValueError(f"nothing to run: {'; '.join(skipped_lines(skipped))}")
+    return Matrix(tuple(specs), tuple(skipped))
 
 
 def _combinations(kind: str, axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:

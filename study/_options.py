@@ -1,150 +1,113 @@
-"""Model, generation and run options of ``spatialstale study``, as ``inspect eval-set`` takes them.
+"""Inspect's ``eval-set`` options, passed through to :func:`inspect_ai.eval_set`.
 
-The study hands these options to :func:`inspect_ai.eval_set`, as keyword arguments,
-in the form ``inspect eval-set`` gives them: ``-M`` and ``--model-role`` values are
-YAML after ``=`` (a plain comma-separated value becoming a list), config files YAML
-or JSON, and ``--token-limit`` is passed as written (``500k``, ``output:1m``) for
-Inspect to read. Inspect's own command-line parsers are not public API, so the few
-lines that read ``KEY=VALUE`` are ours; ``tests/study/test_study.py`` checks that the
-values reach the logs typed as ``inspect eval`` types them.
+``spatialstale study`` takes every option of ``inspect eval-set`` (``-M``,
+``--model-role``, ``--generate-config``, ``--temperature``, ``--max-connections``,
+``--token-limit``, ``--retry-on-error``, ...) beside its own, and hands them to
+``eval_set`` read exactly as ``inspect eval-set`` reads them. Why this route: Inspect
+turns its command line into ``eval_set``'s keyword arguments in the body of its own
+click command (the options' types and callbacks, then ``eval_exec``), and no public
+function does it; a copy of that reading (this module once mirrored 35 flags by hand)
+lags every Inspect release and reads some values differently. So the options the
+study does not know go to that very command, run with ``eval_set`` stood in for by a
+function that keeps its keyword arguments; the study keeps those the options changed
+(against the same command given none). Inspect's own errors (a misspelt flag, a bad
+value, an unreadable config file) come back as one line before any model call.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
+from unittest.mock import patch
 
+import click
 import fsspec
 import yaml
-from inspect_ai.model import GenerateConfig, Model, get_model
-from pydantic import ValidationError
+from click.core import ParameterSource
+
+# Inspect's eval-set command, whose body reads its options (no public handle; see above)
+from inspect_ai._cli import eval as inspect_cli  # inspect-evals-lint: ignore[private_api_imports] -- see above
+
+NOT_PASSED = {
+    "tasks": "a task",
+    "t": "-T",
+    "task_config": "--task-config",
+    "solver": "--solver",
+    "s": "-S",
+    "solver_config": "--solver-config",
+    "epochs": "--epochs (the study's is --episodes)",
+    "epochs_reducer": "--epochs-reducer",
+    "no_epochs_reducer": "--no-epochs-reducer",
+    "limit": "--limit (the study's is --n-seeds)",
+    "sample_id": "--sample-id (the study's is --seeds)",
+    "sample_shuffle": "--sample-shuffle",
+    "model_spec": "--model-spec",
+    "run_config": "--run-config",
+    "json_output": "--json",
+    "detach": "--detach",
+}
+"""Inspect's options that would change the study's tasks, samples or epochs (the
+study's own options set them: its cells are what it accounts for), or its output."""
+COMMANDLINE = ParameterSource.COMMANDLINE
+AT_LEAST_ONE = ("max_connections", "max_samples", "max_tasks", "timeout", "attempt_timeout")
+"""Counts and seconds that 0 (or less) would make meaningless: no connection, no time."""
 
 
-def positive(text: str) -> int:
-    """A whole number of at least 1 (a count or a number of seconds that 0 would make
-    meaningless: no connection, no time for an attempt)."""
-    value = int(text) if text.strip().lstrip("+").isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1; got {text!r}")
-    return value
+_MARKUP = re.compile(r"\[/?(?:bold|blue|red|yellow|green|italic)[^\]]*\]")
 
 
-_GENERATE: tuple[tuple[str, Callable[[str], Any], str], ...] = (
-    ("--temperature", float, "sampling temperature"),
-    ("--top-p", float, "nucleus sampling mass"),
-    ("--top-k", int, "sample from the k most likely tokens"),
-    ("--max-tokens", int, "maximum tokens a completion may use"),
-    ("--seed", int, "random seed of the model's sampling (also the auditor's)"),
-    ("--frequency-penalty", float, "-2.0..2.0"),
-    ("--presence-penalty", float, "-2.0..2.0"),
-    ("--reasoning-effort", str, "none, minimal, low, medium, high, xhigh or max"),
-    ("--reasoning-tokens", int, "reasoning token budget"),
-    ("--reasoning-summary", str, "none, concise, detailed or auto"),
-    ("--reasoning-history", str, "none, all, last or auto"),
-    ("--effort", str, "low, medium, high, xhigh or max (Anthropic)"),
-    ("--verbosity", str, "low, medium or high (OpenAI)"),
-    ("--max-connections", positive, "concurrent connections per model"),
-    ("--max-retries", int, "retries of a failed request (default: no limit, with backoff)"),
-    ("--timeout", positive, "seconds a request may take, retries included"),
-    ("--attempt-timeout", positive, "seconds one attempt of a request may take (study default: 600)"),
-)
-_RUN: tuple[tuple[str, Callable[[str], Any], str], ...] = (
-    ("--max-samples", positive, "samples run in parallel per task"),
-    ("--max-tasks", positive, "tasks run in parallel"),
-    ("--message-limit", int, "messages a sample may hold"),
-    ("--token-limit", str, "tokens a sample may use (500000, 500k, output:1m)"),
-    ("--turn-limit", int, "model turns a sample may take"),
-    ("--time-limit", int, "seconds (clock) a sample may run"),
-    ("--working-limit", int, "seconds a sample may work (excluding waits)"),
-    ("--cost-limit", float, "dollars a sample may spend (needs --model-cost-config)"),
-    ("--model-cost-config", str, "YAML/JSON prices ($ per million tokens) of each model"),
-    ("--retry-attempts", int, "eval-set retries of failed tasks (default 10)"),
-    ("--retry-wait", float, "seconds before the first eval-set retry"),
-    ("--retry-connections", float, "connection share kept on each retry (0..1)"),
-    ("--max-subprocesses", int, "subprocesses run in parallel"),
-    ("--log-buffer", int, "samples buffered before writing a log"),
-)
-RUN_KEYS = tuple(flag[2:].replace("-", "_") for flag, _, _ in _RUN)
-GENERATE_KEYS = tuple(flag[2:].replace("-", "_") for flag, _, _ in _GENERATE)
+def one_line(message: str) -> str:
+    """A message of Inspect's for the terminal (rich markup, several lines) as one plain line."""
+    return " ".join(_MARKUP.sub("", message).split()).removeprefix("ERROR: ")
 
 
-def _typed(convert: Callable[[str], Any], flag: str) -> Callable[[str], Any]:
-    def parse(value: str) -> Any:
-        try:
-            return convert(value)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"{flag}: {error}") from None
+def _read(argv: Sequence[str]) -> tuple[dict[str, Any], set[str]]:
+    """``eval_set``'s keyword arguments as ``inspect eval-set`` makes them of ``argv``,
+    and the names of the options ``argv`` gave."""
+    command, kept = inspect_cli.eval_set_command, {}
 
-    parse.__name__ = getattr(convert, "__name__", "value")
-    return parse
+    def keep(**params: Any) -> tuple[bool, list[Any]]:
+        kept.update(params)
+        return True, []
 
-
-def _int_or_bool(value: str) -> int | bool:
-    lowered = value.lower()
-    if lowered in ("true", "yes"):
-        return True
-    if lowered in ("false", "no"):
-        return False
     try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected true, false or an integer; got {value!r}") from None
+        ctx = command.make_context("spatialstale study", list(argv))
+    except click.ClickException as error:
+        raise ValueError(one_line(error.format_message())) from None
+    given = {p.name for p in command.params if p.name and ctx.get_parameter_source(p.name) is COMMANDLINE}
+    refused = [flag for name, flag in NOT_PASSED.items() if name in given]
+    if refused:
+        raise ValueError(f"not passed to Inspect, the study sets it: {', '.join(refused)}")
+    ctx.params.update(detach=False, json_output=False)  # nor from the environment
+    try:
+        with ctx, patch.object(inspect_cli, "eval_set", keep), suppress(click.exceptions.Exit):
+            command.invoke(ctx)
+    except Exception as error:  # Inspect's reading of a value or a file
+        raise ValueError(one_line(str(getattr(error, "message", None) or error) or type(error).__name__)) from None
+    return kept, given
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The ``inspect eval-set`` options a study forwards, in two argument groups."""
-    model = parser.add_argument_group("model and generation (as inspect eval-set)")
-    model.add_argument(
-        "-M", dest="model_arg", action="append", metavar="KEY=VALUE", help="model argument (YAML value; repeat)"
-    )
-    model.add_argument("--model-config", help="YAML or JSON file of model arguments (-M wins)")
-    model.add_argument("--model-base-url", help="base URL of the model API (e.g. a vLLM server)")
-    model.add_argument(
-        "--model-role",
-        action="append",
-        metavar="ROLE=MODEL",
-        help="bind a model role, e.g. auditor=openai/gpt-4o or 'auditor={model: vllm/x, temperature: 0}'",
-    )
-    model.add_argument("--generate-config", help="YAML or JSON file of GenerateConfig (the options below win)")
-    for flag, convert, text in _GENERATE:
-        model.add_argument(flag, type=_typed(convert, flag), help=text)
-    model.add_argument("--stop-seqs", help="comma-separated stop sequences")
-    model.add_argument("--cache-prompt", choices=["auto", "true", "false"], help="provider prompt caching")
-    run = parser.add_argument_group("running (as inspect eval-set)")
-    for flag, convert, text in _RUN:
-        run.add_argument(flag, type=_typed(convert, flag), help=text)
-    run.add_argument(
-        "--retry-on-error",
-        nargs="?",
-        const="true",
-        type=_int_or_bool,
-        help="rerun an errored sample (once, or N times; study default: 10, 0 for none)",
-    )
-    run.add_argument(
-        "--fail-on-error",
-        type=_typed(float, "--fail-on-error"),
-        help="fail a task when this many (>= 1) or this share (< 1) of samples error",
-    )
-    run.add_argument("--no-fail-on-error", action="store_true", help="never fail a task for errored samples")
-    fail = run.add_mutually_exclusive_group()
-    fail.add_argument(
-        "--continue-on-fail", action="store_true", help="keep running the samples of a failing task (study default)"
-    )
-    fail.add_argument(
-        "--no-continue-on-fail", action="store_true", help="stop a task at its first sample that errors for good"
-    )
-    run.add_argument(
-        "--log-dir-allow-dirty",
-        action="store_true",
-        help="let the log dir hold logs of other eval sets (another matrix); the study counts only its own",
-    )
-    run.add_argument(
-        "--no-log-realtime",
-        action="store_true",
-        help="no realtime sample buffer: samples show in inspect view only once done (less CPU per call)",
-    )
+def eval_set_options(argv: Sequence[str]) -> dict[str, Any]:
+    """The :func:`inspect_ai.eval_set` keyword arguments that the ``inspect eval-set``
+    options in ``argv`` set (``model_roles`` among them).
+
+    Raises:
+        ValueError: in one line, for an option Inspect does not know or a value it refuses.
+    """
+    options, given = _read(argv)
+    default, _ = _read([])
+    options = {key: value for key, value in options.items() if key not in default or default[key] != value}
+    if "retry_on_error" in given:  # Inspect reads 0 as no value; over the study's default, 0 means none
+        options.setdefault("retry_on_error", 0)
+    for key in AT_LEAST_ONE:
+        if key in options and options[key] < 1:
+            raise ValueError(f"--{key.replace('_', '-')} must be a whole number of at least 1; got {options[key]}")
+    if "cost_limit" in options and "model_cost_config" not in options:
+        raise ValueError("--cost-limit needs --model-cost-config (the prices the cost is counted from)")
+    return options
 
 
 def read_config_file(path: str, what: str) -> dict[str, Any]:
@@ -165,124 +128,3 @@ def read_config_file(path: str, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{what} {path!r} could not be read: it holds no mapping")
     return dict(data)
-
-
-def key_values(items: Sequence[str] | None, what: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options as ``inspect eval`` reads ``-M``: the value is YAML, a text
-    value with commas a list, and dashes in the key become underscores.
-
-    Raises:
-        ValueError: for an item without ``=`` or a value that is not YAML.
-    """
-    out: dict[str, Any] = {}
-    for item in items or ():
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{what} takes KEY=VALUE; got {item!r}")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as error:
-            raise ValueError(f"{what} {item!r}: {str(error).splitlines()[0]}") from None
-        if isinstance(value, str) and "," in value:
-            value = value.split(",")
-        out[key.strip().replace("-", "_")] = value
-    return out
-
-
-def generate_config(args: argparse.Namespace) -> GenerateConfig:
-    """The GenerateConfig of the command line: ``--generate-config`` overlaid by each option.
-
-    Raises:
-        ValueError: for a value GenerateConfig rejects (one line naming the option).
-    """
-    values: dict[str, Any] = read_config_file(args.generate_config, "--generate-config") if args.generate_config else {}
-    for key in GENERATE_KEYS:
-        if getattr(args, key) is not None:
-            values[key] = getattr(args, key)
-    if args.stop_seqs is not None:
-        values["stop_seqs"] = [s for s in args.stop_seqs.split(",") if s]
-    if args.cache_prompt is not None:
-        values["cache_prompt"] = {"true": True, "false": False}.get(args.cache_prompt, args.cache_prompt)
-    try:
-        return GenerateConfig(**values)
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = "--" + str(first["loc"][0]).replace("_", "-") if first["loc"] else "--generate-config"
-        raise ValueError(f"{field}: {first['msg']}") from None
-
-
-def model_roles(args: argparse.Namespace, auditor: str | None) -> dict[str, Any] | None:
-    """``--model-role`` bindings, with ``--auditor M`` as ``auditor=M``: a model name
-    stays a name; a mapping (``{model: M, temperature: 0, model_args: {...}}``) becomes
-    a model with that generation config and those arguments.
-
-    Raises:
-        ValueError: for an unreadable role or the auditor bound twice.
-    """
-    roles: dict[str, Any] = {}
-    for role, value in key_values(args.model_role, "--model-role").items():
-        roles[role] = _role_model(role, value)
-    if auditor is not None:
-        if "auditor" in roles:
-            raise ValueError("the auditor is bound twice: use --auditor M or --model-role auditor=M, not both")
-        roles["auditor"] = auditor
-    return roles or None
-
-
-def _role_model(role: str, value: object) -> str | Model | list[str | Model]:
-    if isinstance(value, list):
-        return [_role_model(role, item) for item in value if item != ""]  # type: ignore[misc]
-    if isinstance(value, str):
-        return value.strip()
-    if not isinstance(value, dict) or not isinstance(value.get("model"), str):
-        raise ValueError(f"--model-role {role}: give a model name or a mapping with its model; got {value!r}")
-    params = dict(value)
-    name = params.pop("model")
-    model_args = params.pop("model_args", {})
-    if not isinstance(model_args, dict):
-        raise ValueError(f"--model-role {role}: model_args must be a mapping; got {model_args!r}")
-    try:
-        config = GenerateConfig(**params)
-    except ValidationError as error:
-        raise ValueError(f"--model-role {role}: {error.errors()[0]['msg']}") from None
-    # one model object per role, so that each role's usage is its own (as Inspect does)
-    return get_model(  # inspect-evals-lint: ignore[get_model_location] -- a --model-role value
-        name, config=config, memoize=False, **model_args
-    )
-
-
-def eval_set_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Every forwarded option the command line set, as :func:`inspect_ai.eval_set` keywords.
-
-    Raises:
-        ValueError: for an unreadable file or a value Inspect would reject.
-    """
-    options: dict[str, Any] = {}
-    model_args = key_values(args.model_arg, "-M")
-    if args.model_config:
-        model_args = read_config_file(args.model_config, "--model-config") | model_args
-    if model_args:
-        options["model_args"] = model_args
-    if args.model_base_url:
-        options["model_base_url"] = args.model_base_url
-    options.update(generate_config(args).model_dump(exclude_none=True))
-    for key in RUN_KEYS:
-        if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
-    if args.fail_on_error is not None and args.no_fail_on_error:
-        raise ValueError("--fail-on-error and --no-fail-on-error contradict each other")
-    if args.fail_on_error is not None:
-        options["fail_on_error"] = args.fail_on_error
-    elif args.no_fail_on_error:
-        options["fail_on_error"] = False
-    if args.continue_on_fail or args.no_continue_on_fail:
-        options["continue_on_fail"] = bool(args.continue_on_fail)
-    if args.no_log_realtime:
-        options["log_realtime"] = False
-    if args.log_dir_allow_dirty:
-        options["log_dir_allow_dirty"] = True
-    if args.retry_on_error is not None:  # true: once; false: never (over the study's default)
-        options["retry_on_error"] = int(args.retry_on_error)
-    if "cost_limit" in options and "model_cost_config" not in options:
-        raise ValueError("--cost-limit needs --model-cost-config (the prices the cost is counted from)")
-    return options

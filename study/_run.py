@@ -1,31 +1,14 @@
 """Running a study: one Inspect eval set, interrupts, and what is done afterwards.
 
 Running the same study again into the same log directory completes only what is
-missing: eval_set pairs every task with its log by a hash of the task, its arguments
-and the model, reuses finished logs and finished samples, and runs the rest. After a
-run, :func:`account` reads the log directory and says which (model, task) cells are
-done and which are missing, and why; logs that a resume superseded do not count as
-missing.
-
-On a flaky endpoint a study finishes by itself (:data:`RETRY_DEFAULTS`): a sample
-whose call fails for good reruns, the task's other samples run on, and a call that
-hangs is abandoned and retried.
-
-While a study runs, an Inspect hook (:class:`StudyHooks`, public ``inspect_ai.hooks``)
-reports progress (a line per finished task, one per failure with the provider's
-message, and a count of the samples done at growing intervals: :class:`Progress`),
-adds up what the calls cost (``--max-cost``) and counts the failed sample attempts
-(``--max-reruns``), and takes the first interrupt: it says at once that the samples in
-flight are being cancelled, silences the console for the rest of the run (Inspect's
-per-task retry hints and its closing "Completed all tasks" line would contradict the
-study's own verdict), and a second interrupt exits at once with the study's resume
-command.
-
-A study stops itself (it gives up, its budget or its reruns run out, SIGTERM or SIGHUP
-arrive) by cancelling the eval's own task group, the one Inspect's eval runs in and
-cancels itself when it ends: Inspect then cancels the samples in flight, starts no
-other, writes every log as ``cancelled`` and returns, as after Ctrl-C. No signal is
-sent, so a process started with SIGINT ignored (``&`` in a script) stops the same way.
+missing (eval_set pairs each task with its log and reuses finished samples);
+:func:`account` then says which (model, task) cells are done and why the others are
+missing. While a study runs, an Inspect hook (:class:`StudyHooks`) reports progress,
+adds up what the calls cost (``--max-cost``), counts the failed sample attempts
+(``--max-reruns``) and takes interrupts. A study stops itself (it gives up, a limit
+runs out, SIGTERM or SIGHUP) by cancelling the task group Inspect's eval runs in:
+Inspect then cancels the samples in flight and writes every log as ``cancelled``, as
+after Ctrl-C, with no signal sent.
 """
 
 from __future__ import annotations
@@ -141,15 +124,10 @@ RETRY_DEFAULTS: Mapping[str, Any] = {
     "continue_on_fail": True,
     "attempt_timeout": 600,
 }
-"""The study's defaults for a flaky endpoint, each overridden by its option
-(``--retry-on-error N``, ``--no-continue-on-fail``, ``--attempt-timeout S``). A sample
-whose call fails for good (a non-retryable error, or retries run out) reruns from its
-first call, up to 10 times; meanwhile its task's other samples run on, so one error
-cancels nothing in flight; a call that has not answered after 600 s (a hang: API
-clients give up on a request after 600 s themselves) is abandoned and retried. None of
-them costs a healthy provider a call. Inspect's eval set then retries a task that
-still holds an errored sample (10 times, ``--retry-attempts``), reusing its finished
-samples. Figures: docs/study.md, "Errors and retries"."""
+"""The study's defaults for a flaky endpoint, each overridden by its option: a sample
+whose call fails for good reruns (up to 10 times) while its task's other samples run
+on, and a call unanswered after 600 s (a hang) is abandoned and retried. None costs a
+healthy provider a call (docs/study.md, "Errors and retries")."""
 
 Key = tuple[str, str, str]
 """A cell's (model, task name, task arguments), as its logs record them."""
@@ -208,17 +186,14 @@ def run_study(
 ) -> tuple[bool, list[EvalLog]]:
     """Run (or resume) the study as one Inspect eval set; returns eval_set's result.
 
-    ``display``: Inspect's display; ``none`` (the default) keeps Inspect silent, so
-    the study's own lines are all there is. ``progress``: print a line per finished
-    task and per failure, and counts of the samples done (:class:`Progress`); by
-    default with the display ``none`` or when stdout is no terminal (in one, Inspect's
-    display shows progress). ``resume`` is the command a second interrupt prints
-    before it exits.
+    ``progress``: print a line per finished task and per failure, and counts of the
+    samples done; by default with the display ``none`` or when stdout is no terminal.
+    ``resume`` is the command a second interrupt prints before it exits.
 
     Raises:
         KeyboardInterrupt: when the run was interrupted (Ctrl-C, or SIGTERM/SIGHUP
             while :func:`interrupts_as_keyboard` is active).
-        StudyStopped: when the study gave up on a failure of its setup (``GIVE_UP_AFTER``).
+        StudyStopped: when the study stopped itself (it gave up, or a limit ran out).
     """
     roles: dict[str, Any] = dict(study.model_roles or {})
     if study.auditor:
@@ -553,12 +528,7 @@ class _Watch:
         if self.interrupts > 1:
             self._exit_at_once(sig)
         self.signal = sig
-        print(
-            f"study: interrupted ({sig.name}): cancelling the samples in flight and saving their logs "
-            "(interrupt again to stop at once)",
-            flush=True,
-        )
-        rich.get_console().quiet = True
+        _announce(sig)
         self._cancel_run()
         return True
 
@@ -584,16 +554,20 @@ class _Watch:
     def on_sigint(self, number: int, frame: FrameType | None) -> None:
         self.interrupts += 1
         if self.interrupts == 1:
-            print(
-                "study: interrupted (SIGINT): cancelling the samples in flight and saving their logs "
-                "(interrupt again to stop at once)",
-                flush=True,
-            )
-            rich.get_console().quiet = True  # Inspect's retry hints and closing verdict
+            _announce(signal.SIGINT)
             if self.inner is not None:
                 self.inner(number, frame)
             return
         self._exit_at_once(signal.SIGINT)
+
+
+def _announce(sig: signal.Signals) -> None:
+    print(
+        f"study: interrupted ({sig.name}): cancelling the samples in flight and saving their logs "
+        "(interrupt again to stop at once)",
+        flush=True,
+    )
+    rich.get_console().quiet = True  # Inspect's retry hints and closing verdict
 
 
 def _cancelled(error: str) -> bool:
@@ -717,6 +691,8 @@ class Accounting:
     finished: Mapping[Key, frozenset[tuple[str, int]]] = field(default_factory=dict)
     """The samples (id, epoch) that ended without an error in the logs of missing
     cells: a resume reuses them."""
+    succeeded: Mapping[Key, EvalLogInfo] = field(default_factory=dict)
+    """The newest successful log of each done cell (the one the report reads)."""
 
     @property
     def complete(self) -> bool:
@@ -748,26 +724,28 @@ def account(study: Study) -> Accounting:
     done: list[Cell] = []
     missing: list[Missing] = []
     finished: dict[Key, frozenset[tuple[str, int]]] = {}
+    succeeded: dict[Key, EvalLogInfo] = {}
     superseded = 0
     for cell in study.cells:
         attempts = sorted(logs.get(cell.key, []), key=lambda attempt: attempt[0])
         if any(status == "success" for _, status, _, _ in attempts):
             done.append(cell)
             superseded += sum(status != "success" for _, status, _, _ in attempts)
+            succeeded[cell.key] = [info for _, status, info, _ in attempts if status == "success"][-1]
             continue
         samples: set[tuple[str, int]] = set()
         for _, _, info, _ in attempts:
-            samples |= {(str(s.id), s.epoch) for s in _summaries(info) if s.error is None}
+            samples |= {(str(s.id), s.epoch) for s in sample_summaries(info) if s.error is None}
         finished[cell.key] = frozenset(samples)
         if not attempts:
             missing.append(Missing(cell, "no log", STATE_CAUSES["no log"]))
             continue
         _, status, info, log = attempts[-1]
         missing.append(Missing(cell, status, _cause(status, info, log)))
-    return Accounting(tuple(done), tuple(missing), superseded, finished)
+    return Accounting(tuple(done), tuple(missing), superseded, finished, succeeded)
 
 
-def _summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
+def sample_summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
     try:
         return list(read_eval_log_sample_summaries(info))
     except Exception:  # a log a killed process left half written holds none to read
@@ -777,7 +755,7 @@ def _summaries(info: EvalLogInfo) -> list[EvalSampleSummary]:
 def _cause(status: str, info: EvalLogInfo, log: EvalLog) -> str:
     if status != "error":
         return STATE_CAUSES.get(status, status)
-    errored = next((s for s in _summaries(info) if s.error), None)
+    errored = next((s for s in sample_summaries(info) if s.error), None)
     if errored is None or errored.error is None:
         return error_line(log.error.message) if log.error else "error"
     events: Sequence[Event] = ()

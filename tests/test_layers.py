@@ -34,15 +34,6 @@ LAYERS = {
 scorers and the reference agents read the protocol, never the loops that run it."""
 
 MEASURED_INTERNALS = {
-    "benchmarks.bench_dry_run": {
-        "env._instance": "clears the instance cache for a cold dry run",
-        "protocol._prompts": "clears the prompts' render caches for a cold dry run",
-        "study._cli": "times the dry run behind the command's own parser",
-    },
-    "benchmarks.bench_faults": {
-        "agents._faults": "reads the faults the flaky provider injected (its counters)",
-        "study._cli": "runs the command in this process, to read those counters",
-    },
     "benchmarks.bench_harness": {
         "study._calls": "measures shared prefixes as the dry run measures them",
     },

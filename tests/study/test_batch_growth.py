@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from spatialstale.study import study_seeds, study_tasks
-from spatialstale.study._cli import _parser, _study_from, main
+from spatialstale.study import main, study_from_args, study_seeds, study_tasks
 from spatialstale.study._matrix import sweep_batch_sizes
 
 SEEDS = study_seeds(None, 2)
@@ -57,10 +56,10 @@ def test_without_sizes_the_matrix_and_its_task_args_are_unchanged() -> None:
         {"regime": "L1", "modality": "text", "batch_size": b, "seeds": list(SEEDS), "size": 8} for b in (10, 1, 5, 20)
     ]
     # the command line: no --sizes is --size's single side, --size 16 alone as before
-    argv = ["study", "--model", MODEL, "--batch-sweep", "--n-seeds", "2", "--episodes", "1"]
-    plain = _study_from(_parser("study").parse_args(argv))
+    argv = ["--model", MODEL, "--batch-sweep", "--n-seeds", "2", "--episodes", "1"]
+    plain = study_from_args(argv)
     assert [s.args() for s in plain.tasks] == [t.args() for t in today]
-    single = _study_from(_parser("study").parse_args([*argv, "--size", "16"]))
+    single = study_from_args([*argv, "--size", "16"])
     assert _sweep_cells(single.tasks) == {(16, b) for b in (1, 5, 10, 20, 40, 80)}
 
 
@@ -80,7 +79,7 @@ def test_bad_sizes_fail_in_one_line_naming_the_valid_values(
 
 def test_size_and_sizes_together_are_refused() -> None:
     with pytest.raises(SystemExit):
-        _parser("study").parse_args(["study", "--model", MODEL, "--size", "16", "--sizes", "8,16"])
+        study_from_args(["--model", MODEL, "--size", "16", "--sizes", "8,16"])
 
 
 def test_dry_run_estimates_every_n_at_n_squared_over_b_calls(capsys: pytest.CaptureFixture[str]) -> None:
