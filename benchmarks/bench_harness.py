@@ -341,7 +341,7 @@ def baseline(calls: list[tuple[list[Any], Any]], url: str, *, latency: float, co
 def shared_prefix(previous: Sequence[Any], current: Sequence[Any]) -> float:
     """The share of ``current`` (in tokens) that equals the start of ``previous``,
     measured as the dry run measures it (``spatialstale.study._calls``)."""
-    from spatialstale.study._calls import Meter, prompt_parts
+    from spatialstale.study import Meter, prompt_parts
 
     meter = Meter()
     before, now = prompt_parts(previous), prompt_parts(current)

@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._calls import IMAGE_TOKENS, Calls
+    from ._calls import IMAGE_TOKENS, Calls, Meter, prompt_parts
     from ._cli import main, study_from_args
     from ._estimate import TaskEstimate, estimate_task, plan
     from ._matrix import Cell, Matrix, Shard, Skipped, Study, TaskSpec, study_matrix, study_seeds, study_tasks
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 _SOURCES = {
     "IMAGE_TOKENS": "_calls",
     "Calls": "_calls",
+    "Meter": "_calls",
+    "prompt_parts": "_calls",
     "main": "_cli",
     "study_from_args": "_cli",
     "TaskEstimate": "_estimate",
@@ -47,6 +49,7 @@ __all__ = [
     "Calls",
     "Cell",
     "Matrix",
+    "Meter",
     "Shard",
     "Skipped",
     "Study",
@@ -56,6 +59,7 @@ __all__ = [
     "estimate_task",
     "main",
     "plan",
+    "prompt_parts",
     "run_study",
     "study_from_args",
     "study_matrix",

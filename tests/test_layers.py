@@ -34,9 +34,6 @@ LAYERS = {
 scorers and the reference agents read the protocol, never the loops that run it."""
 
 MEASURED_INTERNALS = {
-    "benchmarks.bench_harness": {
-        "study._calls": "measures shared prefixes as the dry run measures them",
-    },
     "benchmarks.bench_stats": {"report._stats": "reproduces the report's interval rules"},
 }
 """The private modules a benchmark may import, and why."""
