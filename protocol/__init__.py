@@ -129,6 +129,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
+from ._scan import Scan, scan
 from ._seams import (
     DELETE,
     PROMPT_NAVIGATOR,
@@ -254,6 +255,7 @@ __all__ = [
     "ReportPart",
     "ReportSweep",
     "ReportTable",
+    "Scan",
     "ScorePart",
     "Scores",
     "SelfVerifyParse",
@@ -314,6 +316,7 @@ __all__ = [
     "read_memory_picture",
     "read_perception",
     "read_selfverify",
+    "scan",
     "selfverify_messages",
     "selfverify_schema",
     "system_message",
