@@ -28,6 +28,7 @@ import statistics
 import string
 import sys
 import time
+import timeit
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -77,12 +78,7 @@ def shapes(size: int) -> dict[str, str]:
 
 
 def median_ms(work: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    return 1000 * statistics.median(timeit.repeat(work, number=1, repeat=repeats))
 
 
 def repair_scan(text: str, max_containers: int = 4096) -> Scan:

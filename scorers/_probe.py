@@ -19,7 +19,7 @@ from spatialstale.protocol import PerceptionRecord
 
 from ._pure import Confusion, confusion
 from ._rates import sample_rates
-from ._scorers import claims_from_g0, missing, task_metrics
+from ._scorers import claims_from_g0, stored_windows, task_metrics
 
 HOLE, ICE = "hole", "ice"
 
@@ -83,11 +83,7 @@ def perception_accuracy() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = state.store_as(PerceptionRecord)
-        if record.windows is None:
-            raise missing("perception")
-        windows = [w.to_dict() for w in record.windows]
-        limit = record.limit
+        windows, limit = stored_windows(state, PerceptionRecord, "perception")
         b = perception_breakdown(windows)
         matrix = b["matrix"]
         value: dict[str, float | int] = {

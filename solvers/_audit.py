@@ -32,8 +32,8 @@ from spatialstale.protocol import (
     extension_audit_notes,
     extension_audit_result,
     extension_wrong_results,
-    parse_audit,
-    parse_selfverify,
+    read_audit,
+    read_selfverify,
     selfverify_messages,
     selfverify_schema,
 )
@@ -276,7 +276,7 @@ async def batched_audit(
         kind="audit",
         messages=plan.messages,
         config=lambda batch: answer_config(audit_schema(_ids(batch), names), structured, model),
-        read=lambda text, batch: parse_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
+        read=lambda text, batch: read_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
         keep=keep,
         notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
         table=BatchTable(
@@ -352,7 +352,7 @@ async def selfverify_audit(
             config=answer_config(selfverify_schema([e.id for e in entries]), structured, model),
         )
         record_call("audit", output)
-        parsed = parse_selfverify(output.completion, [e.id for e in entries])
+        parsed = read_selfverify(output.completion, [e.id for e in entries])
         transcript().info(
             f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"
             + (f"; conflicting (kept): {', '.join(parsed.conflicting)}" if parsed.conflicting else "")
