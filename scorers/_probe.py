@@ -94,13 +94,10 @@ def perception_accuracy() -> Scorer:
             "hole_as_ice": matrix[HOLE][ICE],
             "ice_as_ice": matrix[ICE][ICE],
             "ice_as_hole": matrix[ICE][HOLE],
-            "cells": b["cells"],
-            "unanswered": b["unanswered"],
-            "conflicting": b["conflicting"],
-            "unknown_cells": b["unknown_cells"],
-            "unparseable": b["unparseable"],
-            "calls": b["calls"],
-            "windows": b["windows"],
+            **{
+                k: b[k]
+                for k in ("cells", "unanswered", "conflicting", "unknown_cells", "unparseable", "calls", "windows")
+            },
             "limit": int(limit is not None),
         }
         # every rate beside its counts, as declared (``_rates.SCORE_RATES``)
