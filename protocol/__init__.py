@@ -38,8 +38,6 @@ from ._answers import (
     AuditParse,
     SelfVerifyParse,
     parse_action,
-    parse_audit,
-    parse_selfverify,
     read_action,
     read_audit,
     read_selfverify,
@@ -133,6 +131,7 @@ from ._records import (
     PerceptionWindow,
     StepRecord,
 )
+from ._scan import Scan, scan
 from ._seams import (
     DELETE,
     PROMPT_NAVIGATOR,
@@ -261,6 +260,7 @@ __all__ = [
     "ReportPart",
     "ReportSweep",
     "ReportTable",
+    "Scan",
     "ScorePart",
     "Scores",
     "SelfVerifyParse",
@@ -312,8 +312,6 @@ __all__ = [
     "no_entry_answer",
     "one_of",
     "parse_action",
-    "parse_audit",
-    "parse_selfverify",
     "perception_messages",
     "perception_schema",
     "plugin_strategy",
@@ -325,6 +323,7 @@ __all__ = [
     "read_memory_picture",
     "read_perception",
     "read_selfverify",
+    "scan",
     "selfverify_messages",
     "selfverify_schema",
     "system_message",

@@ -1,14 +1,8 @@
 """Reading model answers: audit verdicts, SelfVerify's inconsistent ids, a navigation action.
 
-Real models rarely answer in exactly the form a prompt shows. The readers here read
-an answer as a person would, and say what they could not read so the caller can
-count it. None of them executes, evaluates or imports anything a model writes.
-
-Every reader strips reasoning blocks and scans the JSON-like values of an answer by
-the grammar of ``_scan``, then applies its own rules (see ``read_audit``,
-``read_selfverify``, ``read_action``) and reports the readings it could not make:
-unanswered entries, conflicting verdicts, unknown ids, and ambiguous or missing
-actions. The perception probe's reader is in ``_cells``.
+Every reader reads by the grammar of ``_scan`` (reasoning stripped, JSON-like values
+anywhere), applies its own rules (``read_audit``, ``read_selfverify``, ``read_action``)
+and reports what it could not read. The perception probe's reader is in ``_cells``.
 """
 
 from __future__ import annotations
@@ -22,7 +16,20 @@ from typing import Any, Literal
 
 from spatialstale.env import Action
 
-from ._scan import MEMORY_ID, REASON_CHARS, IdBook, Scan, clip, lowered, scan, scan_notes, stale_value, strip_reasoning
+from ._scan import (
+    MEMORY_ID,
+    REASON_CHARS,
+    IdBook,
+    Scan,
+    batch_error,
+    clip,
+    lowered,
+    partition,
+    scan,
+    scan_notes,
+    stale_value,
+    strip_reasoning,
+)
 from ._seams import VerdictField
 
 ACTION_WORDS = {"UP": Action.UP, "DOWN": Action.DOWN, "LEFT": Action.LEFT, "RIGHT": Action.RIGHT}
@@ -162,8 +169,7 @@ def read_audit(
     found = scan(answer, limit)
     result.notes = scan_notes(found, answer, text)
     records = _records(found, book, fields) or _line_records(answer, limit)
-    readings: dict[str, set[bool]] = {}
-    reasons: dict[str, str] = {}
+    readings: dict[str, list[tuple[bool, str]]] = {}
     given: dict[str, dict[str, str]] = {f.name: {} for f in fields}
     conflicted: set[str] = set()
     for record in records:
@@ -171,34 +177,18 @@ def read_audit(
         if mid is None:
             if record.raw_id not in result.unknown_ids:
                 result.unknown_ids.append(record.raw_id)
-            continue
-        if record.conflicting:
+        elif record.conflicting:
             conflicted.add(mid)
         elif record.stale is not None:
-            readings.setdefault(mid, set()).add(record.stale)
-            reasons.setdefault(mid, record.reason)
-            if record.stale:
-                for name, value in record.fields:
-                    given[name].setdefault(mid, value)
-    for mid in book.ids:
-        seen = readings.get(mid, set())
-        if mid in conflicted or len(seen) > 1:
-            result.conflicting.append(mid)
-        elif seen:
-            result.verdicts[mid] = (next(iter(seen)), reasons[mid])
-        else:
-            result.unanswered.append(mid)
+            readings.setdefault(mid, []).append((record.stale, record.reason))
+            for name, value in record.fields if record.stale else ():
+                given[name].setdefault(mid, value)
+    result.verdicts, result.unanswered, result.conflicting = partition(book.ids, readings, conflicted, lambda v: v[0])
     flagged = result.flagged
     for f in fields:
         found_in_prose = f.read_prose(answer, cells) if cells is not None else {}
         result.fields[f.name] = {mid: v for mid, v in {**found_in_prose, **given[f.name]}.items() if mid in flagged}
-    if book.ids and not result.verdicts:
-        if result.conflicting:
-            result.error = "only conflicting verdicts for the batch"
-        elif records:
-            result.error = "no verdict for any entry of the batch"
-        else:
-            result.error = "no verdicts found"
+    result.error = batch_error(book.ids, result.verdicts, result.conflicting, records, ("verdict", "entry", "verdicts"))
     return result
 
 
@@ -518,21 +508,6 @@ def _decide(moves: list[str], notes: tuple[str, ...]) -> ActionParse:
     if len(distinct) == 1:
         return ActionParse(ACTION_WORDS[distinct[0]], "read", tuple(moves), notes)
     return ActionParse(None, "ambiguous", tuple(moves), notes)
-
-
-def parse_audit(
-    text: str,
-    batch_ids: Iterable[str],
-    cells: Mapping[str, tuple[int, int]] | None = None,
-    fields: Sequence[VerdictField] = (),
-) -> AuditParse:
-    """Alias of ``read_audit``."""
-    return read_audit(text, batch_ids, cells, fields)
-
-
-def parse_selfverify(text: str, store_ids: Iterable[str]) -> SelfVerifyParse:
-    """Alias of ``read_selfverify``."""
-    return read_selfverify(text, store_ids)
 
 
 def parse_action(text: str) -> Action | None:

@@ -13,7 +13,19 @@ from itertools import islice
 from typing import Any
 
 from ._prompts import cell_label
-from ._scan import ID_CHARS, REASON_CHARS, Scan, lowered, norm_key, scan, scan_notes, stale_value, strip_reasoning
+from ._scan import (
+    ID_CHARS,
+    REASON_CHARS,
+    Scan,
+    batch_error,
+    lowered,
+    norm_key,
+    partition,
+    scan,
+    scan_notes,
+    stale_value,
+    strip_reasoning,
+)
 
 # --- perception -------------------------------------------------------------------
 
@@ -96,6 +108,12 @@ class _CellRecord:
     pos: tuple[int, int]
     cell: str | None
     conflicting: bool = False
+
+
+def hole_or_not(cell: str) -> bool:
+    """The class a reading counts in: two readings of one cell conflict when one is a hole
+    and the other is not (S, F and G are all "not a hole")."""
+    return cell == "H"
 
 
 def _object_cell(low: dict[str, Any], skip: str | None = None) -> tuple[str | None, bool]:
@@ -214,24 +232,12 @@ def read_perception(text: str, cells: Iterable[tuple[int, int]]) -> PerceptionPa
         if record.pos not in asked:
             if (label := cell_label(record.pos)) not in result.unknown_cells:
                 result.unknown_cells.append(label)
-            continue
-        if record.conflicting:
+        elif record.conflicting:
             conflicted.add(record.pos)
         elif record.cell is not None:
             readings.setdefault(record.pos, []).append(record.cell)
-    for pos in batch:
-        seen = readings.get(pos, [])
-        if pos in conflicted or len({cell == "H" for cell in seen}) > 1:
-            result.conflicting.append(pos)
-        elif seen:
-            result.readings[pos] = seen[0]
-        else:
-            result.unanswered.append(pos)
-    if batch and not result.readings:
-        if result.conflicting:
-            result.error = "only conflicting readings for the batch"
-        elif records:
-            result.error = "no reading for any cell of the batch"
-        else:
-            result.error = "no cell readings found"
+    result.readings, result.unanswered, result.conflicting = partition(batch, readings, conflicted, hole_or_not)
+    result.error = batch_error(
+        batch, result.readings, result.conflicting, records, ("reading", "cell", "cell readings")
+    )
     return result

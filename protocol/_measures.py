@@ -10,7 +10,6 @@ others, so the docs' table of metrics covers both.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,7 +88,7 @@ class Combined:
         if self.how == "f1":
             return 2 * a * b / (a + b) if a + b > 0 else 0.0
         defined = [x for x in (a, b) if not math.isnan(x)]
-        return statistics.fmean(defined) if defined else math.nan
+        return sum(defined) / len(defined) if defined else math.nan
 
     def of(self, value: Mapping[str, Any]) -> float:
         """The value of one sample's rates."""
@@ -112,22 +111,11 @@ POOLED, MEAN, SD = "pooled", "mean", "sd"
 @dataclass(frozen=True)
 class TaskMetric:
     """A metric of a task: ``measure`` pooled over the samples' summed counts
-    (``pooled``), or the mean (``mean``) or sample standard deviation (``sd``, ddof=1;
-    0.0 with one sample) over the samples of each one's value (NaN left out).
+    (``pooled``), or the mean (``mean``) or sample standard deviation (``sd``, ddof=1)
+    over the samples of each one's value (NaN left out; Inspect's ``mean`` and ``std``).
     ``only`` names the option (or the extension, ``_seams``) that adds it; None: always."""
 
     name: str
     measure: Measure
     over: str = POOLED
     only: str | None = None
-
-    def value(self, values: Sequence[Mapping[str, Any]]) -> float:
-        """The metric over the score values of the samples."""
-        if self.over == POOLED:
-            return self.measure.over(values)
-        # each sample's value as its score holds it (the mean of its epochs' values)
-        each = [float(v[self.measure.name]) for v in values if isinstance(v.get(self.measure.name), int | float)]
-        each = [x for x in each if not math.isnan(x)]
-        if self.over == MEAN:
-            return statistics.fmean(each) if each else math.nan
-        return statistics.stdev(each) if len(each) > 1 else 0.0

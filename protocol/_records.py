@@ -22,14 +22,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, field
-from typing import Self
+from typing import Any, Self, cast
 
 from inspect_ai.model import ModelOutput
 from inspect_ai.util import StoreModel
 from pydantic import field_serializer
 from pydantic.dataclasses import dataclass
+from pydantic_core import to_jsonable_python
 
 from spatialstale.env import Cell, DynamicFrozenLakeEnv, Grid, MemoryEntry, Pos, cell_at
+
+
+def _plain(record: object) -> dict[str, object]:
+    """A record as the log holds it: its fields in order, as JSON (tuples as lists)."""
+    return cast(dict[str, object], to_jsonable_python(record))
+
 
 OUTCOMES = ("success", "death", "timeout", "limit")
 """How an episode ends: on the goal, in a hole, out of steps, or cut short by a sample
@@ -63,17 +70,7 @@ class AuditResult:
         return sorted(flagged)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "step": self.step,
-            "flagged": sorted(self.flagged),
-            "calls": self.calls,
-            "unparseable": self.unparseable,
-            "unanswered": list(self.unanswered),
-            "conflicting": list(self.conflicting),
-            "unknown_ids": list(self.unknown_ids),
-            "reasons": dict(self.reasons),
-            "complete": self.complete,
-        }
+        return _plain(self)
 
 
 @dataclass(frozen=True)
@@ -111,20 +108,10 @@ class PerceptionWindow:
     complete: bool
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "step": self.step,
-            "grid": list(self.grid),
-            "readings": dict(self.readings),
-            "unanswered": list(self.unanswered),
-            "conflicting": list(self.conflicting),
-            "unknown_cells": list(self.unknown_cells),
-            "calls": self.calls,
-            "unparseable": self.unparseable,
-            "complete": self.complete,
-        }
+        return _plain(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StepRecord:
     """One action: where the agent stood, what it saw of memory and what it did."""
 
@@ -132,13 +119,13 @@ class StepRecord:
     position: Pos
     action: str
     parsed: bool
-    answer: str
     reading: str
+    answer: str
+    view_size: int | None = None
+    """The entries of the memory view; None when the prompt held no memory (NoMemory)."""
     stale_in_view: tuple[str, ...]
     new_position: Pos
     cell: str
-    view_size: int | None = None
-    """The entries of the memory view; None when the prompt held no memory (NoMemory)."""
     applied: tuple[Pos, ...] = ()
     skipped: tuple[Pos, ...] = ()
     unknown_in_view: int = 0
@@ -146,21 +133,7 @@ class StepRecord:
     not counted as stale."""
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "step": self.step,
-            "position": list(self.position),
-            "action": self.action,
-            "parsed": self.parsed,
-            "reading": self.reading,
-            "answer": self.answer,
-            "view_size": self.view_size,
-            "stale_in_view": list(self.stale_in_view),
-            "new_position": list(self.new_position),
-            "cell": self.cell,
-            "applied": [list(p) for p in self.applied],
-            "skipped": [list(p) for p in self.skipped],
-            "unknown_in_view": self.unknown_in_view,
-        }
+        return _plain(self)
 
 
 @dataclass(frozen=True)
@@ -255,26 +228,17 @@ class Episode:
     ) -> Self:
         """The episode ``env`` ended: death on a hole, success on the goal, or a
         timeout; ``view`` is the memory view of its last step."""
-        instance = env.instance
         died = cell_at(env.grid, env.agent) is Cell.HOLE
-        reached = env.agent == instance.goal
-        outcome = "death" if died else "success" if reached else "timeout"
-        death_entry = instance.entry_at(env.agent) if died else None
-        return cls(
-            outcome=outcome,
-            steps=env.steps,
-            reward=reward,
-            records=tuple(records),
-            audits=tuple(audits),
+        outcome = "death" if died else "success" if env.agent == env.instance.goal else "timeout"
+        death_entry = env.instance.entry_at(env.agent) if died else None
+        return cls._of(
+            env, audits, records, observed, navigated, outcome=outcome, reward=reward,
             died_at=env.agent if died else None,
             stale_in_view_at_death=records[-1].stale_in_view if died else (),
             died_on_stale=bool(
                 died and death_entry is not None and death_entry.claim == "SAFE" and death_entry in (view or ())
             ),
-            final_grid=env.grid,
-            observed=observed,
-            navigated=navigated,
-        )
+        )  # fmt: skip
 
     @classmethod
     def interrupted(
@@ -287,16 +251,26 @@ class Episode:
         navigated: Mapping[str, object] | None = None,
     ) -> Self:
         """The episode a sample limit ended after the steps in ``records``: outcome ``limit``."""
+        return cls._of(env, audits, records, observed, navigated, outcome="limit", reward=0.0, limit=limit)
+
+    @classmethod
+    def _of(
+        cls,
+        env: DynamicFrozenLakeEnv,
+        audits: Sequence[AuditResult],
+        records: Sequence[StepRecord],
+        observed: Mapping[str, object],
+        navigated: Mapping[str, object] | None,
+        **ending: Any,
+    ) -> Self:
         return cls(
-            outcome="limit",
             steps=env.steps,
-            reward=0.0,
             records=tuple(records),
             audits=tuple(audits),
             final_grid=env.grid,
-            limit=limit,
             observed=observed,
             navigated=navigated,
+            **ending,
         )
 
 

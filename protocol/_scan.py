@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 MAX_DEPTH = 32
 """Containers nested deeper than this are skipped (no answer form needs more than 4)."""
@@ -103,13 +103,8 @@ def _string(token: str) -> str:
     if "\\" not in token:
         # nothing to unescape: what both readings below return
         return token[1:-1]
-    if token.startswith('"'):
-        try:
-            value = json.loads(token)
-        except ValueError:
-            value = None
-        if isinstance(value, str):
-            return value
+    if token.startswith('"') and isinstance(value := _json(token), str):
+        return value
     return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), token[1:-1])
 
 
@@ -124,11 +119,7 @@ def _scalar(word: str) -> Any:
 
 def _flat_object(text: str) -> dict[str, Any]:
     """A flat ``{...}``: strict JSON when it is, else its ``key: value`` pairs."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
+    if isinstance(value := _json(text), dict):
         return value
     out: dict[str, Any] = {}
     for match in _PAIR.finditer(text, 1, len(text) - 1):
@@ -145,13 +136,18 @@ def _not_json(word: str) -> Any:
     raise ValueError(word)
 
 
+def _json(text: str, **options: Any) -> Any:
+    """``text`` as strict JSON, else None."""
+    try:
+        return json.loads(text, **options)
+    except ValueError:
+        return None
+
+
 def _strict_object(text: str) -> dict[str, Any] | None:
     """``text`` as a strict JSON object (no NaN or Infinity, which the tokens read as
     words), else None."""
-    try:
-        value = json.loads(text, parse_constant=_not_json)
-    except ValueError:
-        return None
+    value = _json(text, parse_constant=_not_json)
     return value if isinstance(value, dict) else None
 
 
@@ -338,6 +334,42 @@ def stale_value(value: Any) -> bool | None:
         if word in _FALSE_WORDS:
             return False
     return None
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def partition(
+    asked: Sequence[K], readings: Mapping[K, list[V]], conflicted: set[K], kind: Callable[[V], object]
+) -> tuple[dict[K, V], list[K], list[K]]:
+    """The asked keys read (each with its first reading), left unanswered, and
+    conflicting: marked so, or given readings of different ``kind``."""
+    read: dict[K, V] = {}
+    unanswered: list[K] = []
+    conflicting: list[K] = []
+    for key in asked:
+        seen = readings.get(key, [])
+        if key in conflicted or len({kind(v) for v in seen}) > 1:
+            conflicting.append(key)
+        elif seen:
+            read[key] = seen[0]
+        else:
+            unanswered.append(key)
+    return read, unanswered, conflicting
+
+
+def batch_error(
+    asked: Sized, read: Sized, conflicting: Sized, records: Sized, words: tuple[str, str, str]
+) -> str | None:
+    """Why not one key of a batch was read, in ``words`` (a reading, what it is of, all
+    of them): ``("verdict", "entry", "verdicts")``; None when one was, or none asked."""
+    reading, item, all_of_them = words
+    if not asked or read:
+        return None
+    if conflicting:
+        return f"only conflicting {all_of_them.split()[-1]} for the batch"
+    return f"no {reading} for any {item} of the batch" if records else f"no {all_of_them} found"
 
 
 def scan_notes(found: Scan, answer: str, raw: str) -> list[str]:

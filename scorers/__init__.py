@@ -8,7 +8,7 @@ from spatialstale.protocol import SAMPLES, Combined, Count, Rate, TaskMetric
 
 from ._metrics import declared
 from ._probe import cell_class, implied_detection, perception_accuracy, perception_breakdown
-from ._pure import Confusion, confusion, detection_breakdown, pooled, prf1
+from ._pure import Confusion, confusion, detection_breakdown
 from ._rates import COUNTS, METRICS, SCORE_RATES, metrics_markdown
 from ._scorers import (
     DETECTION_METRICS,
@@ -42,7 +42,5 @@ __all__ = [
     "metrics_markdown",
     "perception_accuracy",
     "perception_breakdown",
-    "pooled",
-    "prf1",
     "stale_f1",
 ]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import cast
 
-from inspect_ai.scorer import Metric, MetricProtocol, SampleScore, Value, grouped, metric
+from inspect_ai.scorer import Metric, MetricProtocol, SampleScore, Value, aggregate, grouped, mean, metric, std
+
+from spatialstale.protocol import MEAN, POOLED
 
 from ._rates import task_metric
 
@@ -12,21 +14,16 @@ from ._rates import task_metric
 @metric
 def declared(task: str, name: str) -> Metric:
     """``task``'s metric ``name`` as :data:`~._rates.METRICS` declares it: a rate pooled
-    over the samples, or the mean or spread of a per-sample value.
-
-    Not Inspect's ``aggregate(key, mean(), on_missing="skip")`` (or ``std()``) for the
-    mean and the spread, though both leave a NaN sample value out: Inspect's sums in
-    numpy's order where the declaration sums exactly (``statistics.fmean``,
-    ``statistics.stdev``), so a log's value could move in its last digit (the mean of
-    0.1, 0.2 and 0.3 is 0.19999999999999998 here, 0.20000000000000004 there), and its
-    spread of no defined value is NaN where the declaration's is 0.0. A pooled rate
-    divides counts summed over the samples, which no metric of Inspect's does.
-    """
+    over the samples (the summed numerators over the summed denominators, which no
+    metric of Inspect's computes), or Inspect's mean or standard deviation of each
+    sample's value (``aggregate``; a NaN or missing value is left out, and a spread of
+    one value is 0, of none NaN)."""
     declaration = task_metric(task, name)
+    if declaration.over != POOLED:
+        return aggregate(declaration.measure.name, mean() if declaration.over == MEAN else std(), on_missing="skip")
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = [s.score.value for s in scores if isinstance(s.score.value, dict)]
-        return declaration.value(values)
+        return declaration.measure.over([s.score.value for s in scores if isinstance(s.score.value, dict)])
 
     return compute
 

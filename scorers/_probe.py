@@ -19,7 +19,7 @@ from spatialstale.protocol import PerceptionRecord
 
 from ._pure import Confusion, confusion
 from ._rates import sample_rates
-from ._scorers import claims_from_g0, missing, task_metrics
+from ._scorers import claims_from_g0, stored_windows, task_metrics
 
 HOLE, ICE = "hole", "ice"
 
@@ -83,11 +83,7 @@ def perception_accuracy() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = state.store_as(PerceptionRecord)
-        if record.windows is None:
-            raise missing("perception")
-        windows = [w.to_dict() for w in record.windows]
-        limit = record.limit
+        windows, limit = stored_windows(state, PerceptionRecord, "perception")
         b = perception_breakdown(windows)
         matrix = b["matrix"]
         value: dict[str, float | int] = {
@@ -98,13 +94,10 @@ def perception_accuracy() -> Scorer:
             "hole_as_ice": matrix[HOLE][ICE],
             "ice_as_ice": matrix[ICE][ICE],
             "ice_as_hole": matrix[ICE][HOLE],
-            "cells": b["cells"],
-            "unanswered": b["unanswered"],
-            "conflicting": b["conflicting"],
-            "unknown_cells": b["unknown_cells"],
-            "unparseable": b["unparseable"],
-            "calls": b["calls"],
-            "windows": b["windows"],
+            **{
+                k: b[k]
+                for k in ("cells", "unanswered", "conflicting", "unknown_cells", "unparseable", "calls", "windows")
+            },
             "limit": int(limit is not None),
         }
         # every rate beside its counts, as declared (``_rates.SCORE_RATES``)

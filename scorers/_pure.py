@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+
+from ._rates import F1, PRECISION, RECALL
 
 
 @dataclass(frozen=True)
 class Confusion:
-    """Entry-level confusion counts, stale being the positive class."""
+    """Entry-level confusion counts, stale being the positive class; its rates are the
+    declared ones (``_rates``: 0/0 is 1.0 only when nothing could have gone wrong)."""
 
     tp: int = 0
     fp: int = 0
@@ -21,24 +23,15 @@ class Confusion:
 
     @property
     def precision(self) -> float:
-        return _ratio(self.tp, self.tp + self.fp, self.fn == 0)
+        return PRECISION.of(asdict(self))
 
     @property
     def recall(self) -> float:
-        return _ratio(self.tp, self.tp + self.fn, self.fp == 0)
+        return RECALL.of(asdict(self))
 
     @property
     def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r > 0 else 0.0
-
-
-def _ratio(num: int, den: int, clean: bool) -> float:
-    # 0/0 is a perfect score only when there was nothing to get wrong at all
-    # (no stale entry and no flag); otherwise it is 0.
-    if den == 0:
-        return 1.0 if clean else 0.0
-    return num / den
+        return F1.of(asdict(self))
 
 
 def confusion(predicted: Iterable[str], truth: Iterable[str], universe: Iterable[str]) -> Confusion:
@@ -49,24 +42,6 @@ def confusion(predicted: Iterable[str], truth: Iterable[str], universe: Iterable
     ids = set(universe)
     p, t = set(predicted) & ids, set(truth) & ids
     return Confusion(tp=len(p & t), fp=len(p - t), fn=len(t - p), tn=len(ids - p - t))
-
-
-def prf1(predicted: set[str], truth: set[str]) -> tuple[float, float, float]:
-    """Precision, recall and F1 of a predicted stale set.
-
-    Empty-set rules: with nothing predicted and nothing stale all three are 1.0;
-    otherwise a 0/0 precision or recall is 0.0, and F1 is 0.0 when P + R is 0.
-    """
-    c = confusion(predicted, truth, predicted | truth)
-    return c.precision, c.recall, c.f1
-
-
-def pooled(confusions: Iterable[Confusion]) -> Confusion:
-    """The sum of confusion counts (a seed's L3 windows, or micro-averaging)."""
-    total = Confusion()
-    for c in confusions:
-        total = total + c
-    return total
 
 
 def detection_breakdown(
@@ -122,11 +97,6 @@ def detection_breakdown(
         "calls": calls,
         "windows": len(windows),
     }
-
-
-def rate(hits: int, total: int) -> float:
-    """hits / total, NaN when there is nothing to rate."""
-    return hits / total if total else math.nan
 
 
 def _strings(value: object) -> list[str]:

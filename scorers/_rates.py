@@ -38,6 +38,11 @@ def _counts(*counts: Count) -> dict[str, Count]:
     return {c.key: c for c in counts}
 
 
+def _in(unit: str, **meanings: str) -> tuple[Count, ...]:
+    """Counts in ``unit``: each key's meaning, what one of them is."""
+    return tuple(Count(key, unit, meaning) for key, meaning in meanings.items())
+
+
 def _extension_counts(task: str) -> tuple[Count, ...]:
     return tuple(c for scores in extension_scores(task).values() for c in scores.counts)
 
@@ -50,23 +55,49 @@ def _extension_metrics(task: str) -> tuple[TaskMetric, ...]:
     return tuple(m for scores in extension_scores(task).values() for m in scores.metrics)
 
 
+def _unread_counts(
+    call: str, reading: str, judged: str, unanswered: str, conflicting: str, *more: Count
+) -> tuple[Count, ...]:
+    """The counts of a task that reads answers: its calls, what they left unread, and
+    the samples (one a seed) a sample limit ended early."""
+    a = "an" if call[0] in "aeiou" else "a"
+    return (
+        Count("calls", f"{call}s", f"{a} {call} (one a batch)"),
+        Count("unparseable", f"{call}s", f"{a} {call} whose answer held no readable {reading}"),
+        Count("unanswered", judged, unanswered),
+        Count("conflicting", judged, conflicting),
+        *more,
+        Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
+        Count(SAMPLES, "samples", "a sample: one seed"),
+    )
+
+
 # navigation, an agent that keeps its memory (the memory navigator): the episode's last
 # judgment of its memory files (``spatialstale.protocol``'s ``_agent_memory``)
 MEMORY_COUNTS = (
-    Count("memory_seeded", "seeded entries", "a cell entry the memory was seeded with"),
-    Count("memory_seeded_stale", "seeded entries", "a seeded entry stale against the grid at the end"),
-    Count("memory_seeded_valid", "seeded entries", "a seeded entry valid against the grid at the end"),
-    Count("memory_lie_kept", "seeded entries", "a stale seeded entry whose old claim is still the only one made"),
-    Count("memory_repaired", "seeded entries", "a stale seeded entry whose cell memory now claims the truth of (only)"),
-    Count("memory_removed", "seeded entries", "a seeded entry whose cell memory no longer makes any claim about"),
-    Count("memory_corrupted", "seeded entries", "a valid seeded entry whose cell memory now claims the opposite of"),
-    Count("memory_kept_valid", "seeded entries", "a valid seeded entry whose claim is still the only one made"),
-    Count("memory_conflicted", "seeded entries", "a seeded entry whose cell memory claims both safe and dangerous"),
-    Count("memory_added", "added cells", "a cell not seeded that memory now makes a claim about"),
-    Count("memory_added_false", "added cells", "an added cell whose claim is false against the grid"),
-    Count("memory_clauses", "clauses", "a clause of the memory files (a line, split at ; and at a sentence's end)"),
-    Count("memory_unplaced", "clauses", "a clause of the memory files that names no cell"),
-    Count("memory_unreadable", "clauses", "a clause naming a cell whose claim cannot be read (none, or both)"),
+    *_in(
+        "seeded entries",
+        memory_seeded="a cell entry the memory was seeded with",
+        memory_seeded_stale="a seeded entry stale against the grid at the end",
+        memory_seeded_valid="a seeded entry valid against the grid at the end",
+        memory_lie_kept="a stale seeded entry whose old claim is still the only one made",
+        memory_repaired="a stale seeded entry whose cell memory now claims the truth of (only)",
+        memory_removed="a seeded entry whose cell memory no longer makes any claim about",
+        memory_corrupted="a valid seeded entry whose cell memory now claims the opposite of",
+        memory_kept_valid="a valid seeded entry whose claim is still the only one made",
+        memory_conflicted="a seeded entry whose cell memory claims both safe and dangerous",
+    ),
+    *_in(
+        "added cells",
+        memory_added="a cell not seeded that memory now makes a claim about",
+        memory_added_false="an added cell whose claim is false against the grid",
+    ),
+    *_in(
+        "clauses",
+        memory_clauses="a clause of the memory files (a line, split at ; and at a sentence's end)",
+        memory_unplaced="a clause of the memory files that names no cell",
+        memory_unreadable="a clause naming a cell whose claim cannot be read (none, or both)",
+    ),
 )
 MEMORY_RATES = (
     Rate("lies_kept_rate", ("memory_lie_kept",), ("memory_seeded_stale",)),
@@ -83,68 +114,73 @@ MEMORY_RATES = (
 
 COUNTS: dict[str, dict[str, Count]] = {
     "detection": _counts(
-        Count("tp", "cell judgments", "a stale cell entry flagged stale (each window judges every cell entry)"),
-        Count("fp", "cell judgments", "a valid cell entry flagged stale"),
-        Count("fn", "cell judgments", "a stale cell entry not flagged"),
-        Count("thaw_detected", "cell judgments", "a stale SAFE entry (its cell became a hole) flagged"),
-        Count("thaw_total", "cell judgments", "a stale SAFE entry"),
-        Count("freeze_detected", "cell judgments", "a stale DANGER entry (its hole became ice) flagged"),
-        Count("freeze_total", "cell judgments", "a stale DANGER entry"),
-        Count("calls", "audit calls", "an audit call (one a batch)"),
-        Count("unparseable", "audit calls", "an audit call whose answer held no readable verdict"),
-        Count(
-            "unanswered",
+        *_in(
+            "cell judgments",
+            tp="a stale cell entry flagged stale (each window judges every cell entry)",
+            fp="a valid cell entry flagged stale",
+            fn="a stale cell entry not flagged",
+            thaw_detected="a stale SAFE entry (its cell became a hole) flagged",
+            thaw_total="a stale SAFE entry",
+            freeze_detected="a stale DANGER entry (its hole became ice) flagged",
+            freeze_total="a stale DANGER entry",
+        ),
+        *_unread_counts(
+            "audit call",
+            "verdict",
             "entry judgments",
             "an entry left without a verdict, entries about no cell included (so left unflagged; every entry "
             "of a batch a sample limit kept from being asked too)",
-        ),
-        Count(
-            "conflicting",
-            "entry judgments",
             "an entry given contradicting verdicts, entries about no cell included (left unflagged)",
+            Count(
+                "judgments",
+                "entry judgments",
+                "an entry of the store judged in a window: n² cell entries and any entries about no cell, every window",
+            ),
         ),
-        Count(
-            "judgments",
-            "entry judgments",
-            "an entry of the store judged in a window: n² cell entries and any entries about no cell, every window",
-        ),
-        Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
-        Count(SAMPLES, "samples", "a sample: one seed"),
         *_extension_counts("detection"),
     ),
     "navigation": _counts(
-        Count("success", "samples", "an episode that reached the goal"),
-        Count("death", "samples", "an episode that ended in a hole"),
-        Count("timeout", "samples", "an episode that ran out of steps"),
-        Count("limit", "samples", "an episode a sample limit ended early"),
-        Count("success_steps", "steps", "a step of an episode that reached the goal"),
-        Count("death_steps", "steps", "a step of an episode that ended in a hole"),
-        Count("timeout_steps", "steps", "a step of an episode that ran out of steps"),
-        Count("steps", "steps", "a step taken"),
-        Count("fallbacks", "steps", "a step whose answer held no single action (a greedy step taken instead)"),
-        Count("audit_calls", "audit calls", "a model call of an audit the strategy kept"),
-        Count("audit_unparseable", "audit calls", "a call of a kept audit whose answer held no readable verdict"),
-        Count("audit_model_calls", "audit calls", "an audit model call of the episode, whichever strategy made it"),
+        *_in(
+            "samples",
+            success="an episode that reached the goal",
+            death="an episode that ended in a hole",
+            timeout="an episode that ran out of steps",
+            limit="an episode a sample limit ended early",
+        ),
+        *_in(
+            "steps",
+            success_steps="a step of an episode that reached the goal",
+            death_steps="a step of an episode that ended in a hole",
+            timeout_steps="a step of an episode that ran out of steps",
+            steps="a step taken",
+            fallbacks="a step whose answer held no single action (a greedy step taken instead)",
+        ),
+        *_in(
+            "audit calls",
+            audit_calls="a model call of an audit the strategy kept",
+            audit_unparseable="a call of a kept audit whose answer held no readable verdict",
+            audit_model_calls="an audit model call of the episode, whichever strategy made it",
+        ),
         Count(SAMPLES, "samples", "a sample: one episode"),
         *MEMORY_COUNTS,
     ),
     "perception": _counts(
-        Count("cells", "cell readings", "a cell of an observation asked about (n² every observation)"),
-        Count("holes", "cell readings", "a hole asked about"),
-        Count("ices", "cell readings", "an ice cell (F, S or G) asked about"),
-        Count("hole_as_hole", "cell readings", "a hole read as a hole"),
-        Count("ice_as_ice", "cell readings", "an ice cell read as ice"),
-        Count("typed", "cell readings", "a cell read as its exact type (S, F, H or G)"),
-        Count("calls", "calls", "a call (one a batch)"),
-        Count("unparseable", "calls", "a call whose answer held no readable reading"),
-        Count(
-            "unanswered",
+        *_in(
+            "cell readings",
+            cells="a cell of an observation asked about (n² every observation)",
+            holes="a hole asked about",
+            ices="an ice cell (F, S or G) asked about",
+            hole_as_hole="a hole read as a hole",
+            ice_as_ice="an ice cell read as ice",
+            typed="a cell read as its exact type (S, F, H or G)",
+        ),
+        *_unread_counts(
+            "call",
+            "reading",
             "cell readings",
             "a cell left unread (every cell of a batch a sample limit kept from being asked too)",
+            "a cell given contradicting readings",
         ),
-        Count("conflicting", "cell readings", "a cell given contradicting readings"),
-        Count("limit", "samples", "a sample a sample limit ended early (still scored)"),
-        Count(SAMPLES, "samples", "a sample: one seed"),
     ),
 }
 """The counts of each task's scores that a rate divides, by task kind and score value."""

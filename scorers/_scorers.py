@@ -9,7 +9,14 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale.env import entry_id
-from spatialstale.protocol import OUTCOMES, DetectionRecord, NavigationRecord, extension_entry_ids, extension_score
+from spatialstale.protocol import (
+    OUTCOMES,
+    DetectionRecord,
+    NavigationRecord,
+    PerceptionRecord,
+    extension_entry_ids,
+    extension_score,
+)
 
 from . import _metrics as m
 from ._pure import Confusion, detection_breakdown
@@ -53,9 +60,20 @@ def memory_clause(value: Mapping[str, Any]) -> str:
     )
 
 
+def stored_windows(
+    state: TaskState, record_type: type[DetectionRecord | PerceptionRecord], what: str
+) -> tuple[list[dict[str, object]], str | None]:
+    """The windows (as the log holds them) and the limit ``what``'s solver left in the
+    store. No record at all is an infrastructure failure, not a model failure: the
+    sample errors."""
+    record = state.store_as(record_type)
+    if record.windows is None:
+        raise missing(what)
+    return [w.to_dict() for w in record.windows], record.limit
+
+
 def missing(what: str) -> RuntimeError:
-    """The error of a sample whose store holds no record of ``what`` (``detection``):
-    an infrastructure failure, not a model failure, so the sample errors."""
+    """The error of a sample whose store holds no record of ``what`` (``detection``)."""
     return RuntimeError(f"no {what} record in the sample store; was the {what} solver run?")
 
 
@@ -95,11 +113,7 @@ def stale_f1() -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        record = state.store_as(DetectionRecord)
-        if record.windows is None:
-            raise missing("detection")
-        windows = [w.to_dict() for w in record.windows]
-        limit = record.limit
+        windows, limit = stored_windows(state, DetectionRecord, "detection")
         meta = state.metadata
         b = detection_breakdown(windows, claims_from_g0(meta["g0"], meta.get("cell_ids")), extension_entry_ids(meta))
         c = cast(Confusion, b["confusion"])

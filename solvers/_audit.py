@@ -32,8 +32,8 @@ from spatialstale.protocol import (
     extension_audit_notes,
     extension_audit_result,
     extension_wrong_results,
-    parse_audit,
-    parse_selfverify,
+    read_audit,
+    read_selfverify,
     selfverify_messages,
     selfverify_schema,
 )
@@ -239,7 +239,7 @@ class AuditPlan:
             kind="audit",
             messages=self.messages,
             config=lambda batch: answer_config(audit_schema(_ids(batch), names), structured, model),
-            read=lambda text, batch: parse_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
+            read=lambda text, batch: read_audit(text, _ids(batch), _cells(batch) if fields else None, fields),
             keep=keep,
             notes=lambda parsed: answer_notes(parsed.unknown_ids, "unknown ids", parsed.error, parsed.notes),
             table=BatchTable(
@@ -298,7 +298,7 @@ class SelfVerifyPlan:
                 self.messages(), config=answer_config(selfverify_schema(ids), structured, model)
             )
             record_call("audit", output)
-            parsed = parse_selfverify(output.completion, ids)
+            parsed = read_selfverify(output.completion, ids)
             transcript().info(
                 f"**SelfVerify** removed {len(parsed.flagged)} entries: {', '.join(sorted(parsed.flagged)) or '-'}"
                 + (f"; conflicting (kept): {', '.join(parsed.conflicting)}" if parsed.conflicting else "")

@@ -14,8 +14,8 @@ from spatialstale.protocol import (
     audit_messages,
     navigate_messages,
     parse_action,
-    parse_audit,
-    parse_selfverify,
+    read_audit,
+    read_selfverify,
     selfverify_messages,
 )
 
@@ -46,7 +46,7 @@ async def audit(model: Model, instance: Instance, grid: Grid, modality: str, bat
     for start in range(0, len(memory), batch_size):
         batch = memory[start : start + batch_size]
         messages = audit_messages(batch, grid, instance.start, Sight(modality))
-        parsed = parse_audit(await answer(model, messages), [e.id for e in batch])
+        parsed = read_audit(await answer(model, messages), [e.id for e in batch])
         assert parsed.error is None and not parsed.unanswered and not parsed.unknown_ids, parsed
         flagged |= parsed.flagged
     return flagged
@@ -54,7 +54,7 @@ async def audit(model: Model, instance: Instance, grid: Grid, modality: str, bat
 
 async def selfverify(model: Model, instance: Instance, grid: Grid, modality: str) -> set[str]:
     messages = selfverify_messages(instance.memory, grid, instance.start, Sight(modality))
-    parsed = parse_selfverify(await answer(model, messages), [e.id for e in instance.memory])
+    parsed = read_selfverify(await answer(model, messages), [e.id for e in instance.memory])
     assert parsed.error is None and not parsed.unknown_ids, parsed
     return parsed.flagged
 

@@ -19,7 +19,7 @@ from spatialstale.protocol import (
     fill_prompt,
     navigate_messages,
     parse_action,
-    parse_audit,
+    read_audit,
 )
 
 from ._support import MODALITIES, agent, answer, audit, f1, run, selfverify
@@ -145,7 +145,7 @@ def test_prompts_it_cannot_read_get_plain_text() -> None:
             ChatMessageUser(content="[]"),
         ]
         text = await answer(agent("observer"), no_grid)
-        assert parse_audit(text, [instance.memory[0].id]).error is not None
+        assert read_audit(text, [instance.memory[0].id]).error is not None
         no_position = navigate_messages(None, instance.initial_grid, (0, 0), instance.goal, 50, Sight("vision"))
         first = no_position[1]
         assert isinstance(first.content, list)

@@ -20,7 +20,7 @@ from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import ContentImage, ContentText
 
 from spatialstale.evals.detection import detection
-from spatialstale.protocol import parse_audit
+from spatialstale.protocol import read_audit
 
 from ._llama_support import smollm2
 
@@ -51,7 +51,7 @@ def test_crops_detection_answers_are_read_or_counted(server: str, tmp_path: Path
             assert sum(isinstance(p, ContentImage) for p in parts) == 1 + BATCH_SIZE
             ids = [p.text.strip()[1:-1] for p in parts if isinstance(p, ContentText) and p.text.strip()[:5] == "[mem_"]
             assert len(ids) == BATCH_SIZE
-            parsed.append(parse_audit(event.output.completion, ids))
+            parsed.append(read_audit(event.output.completion, ids))
         # the score counts exactly what could not be read
         assert value["unparseable"] == sum(p.error is not None for p in parsed)
         assert value["unanswered"] == sum(len(p.unanswered) for p in parsed)

@@ -28,7 +28,7 @@ from inspect_ai.model import ResponseSchema
 
 from spatialstale.evals.detection import detection
 from spatialstale.protocol import DEFAULT_STRATEGIES as STRATEGIES
-from spatialstale.protocol import NAVIGATE_SCHEMA, call_kind, parse_action, parse_audit, parse_selfverify
+from spatialstale.protocol import NAVIGATE_SCHEMA, call_kind, parse_action, read_audit, read_selfverify
 from spatialstale.protocol._prompts import AUDIT, AUDIT_SCHEMA, NAVIGATE, SELFVERIFY, SELFVERIFY_SCHEMA
 
 from ._llama_support import smollm2
@@ -94,7 +94,7 @@ def test_detection_answers_are_read_or_counted(server: str, tmp_path: Path) -> N
         calls = model_events(sample, AUDIT)
         assert len(calls) == value["calls"] == -(-ENTRIES // BATCH_SIZE) * value["windows"]
         # re-read every raw answer: the score must count exactly what could not be read
-        parsed = [parse_audit(e.output.completion, batch_ids(e)) for e in calls]
+        parsed = [read_audit(e.output.completion, batch_ids(e)) for e in calls]
         assert value["unparseable"] == sum(p.error is not None for p in parsed)
         assert value["unanswered"] == sum(len(p.unanswered) for p in parsed)
         assert value["tp"] + value["fp"] + value["fn"] + value["tn"] == ENTRIES * value["windows"]
@@ -119,8 +119,8 @@ def test_navigation_answers_are_read_or_counted(server: str, tmp_path: Path) -> 
         audits = model_events(sample, AUDIT)
         checks = model_events(sample, SELFVERIFY)
         assert episode["audit_calls"] == len(audits) + len(checks)
-        unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
-        unreadable += sum(parse_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)
+        unreadable = sum(read_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
+        unreadable += sum(read_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)
         assert episode["audit_unparseable"] == unreadable
     assert_usage_recorded(log)
 
@@ -168,7 +168,7 @@ def test_a_plugin_and_localverify_run_end_to_end(server: str, tmp_path: Path, mo
         audits = model_events(sample, AUDIT)
         # every audit call the model answered is counted as the episode's cost, read or not
         assert episode["cost"]["audit_calls"] == len(audits) > 0
-        unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
+        unreadable = sum(read_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
         assert episode["audit_unparseable"] == unreadable
     [once] = [s for s in samples if s.metadata["strategy"] == "auditonce"]
     assert len(model_events(once, AUDIT)) == -(-ENTRIES // BATCH_SIZE)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spatialstale.protocol import parse_audit
+from spatialstale.protocol import read_audit
 from spatialstale.protocol._prompts import AUDIT
 
 from .test_local_llm import BATCH_SIZE, ENTRIES, batch_ids, model_events, run, score_value
@@ -39,7 +39,7 @@ def test_smollm2_audits_every_entry_and_distractor_flags_are_counted(server: str
         assert len(calls) == value["calls"] == -(-(ENTRIES + K) // BATCH_SIZE) * value["windows"]
         asked = [mid for event in calls for mid in batch_ids(event)]
         assert sorted(asked) == sorted(f"mem_{i:03d}" for i in range(ENTRIES + K))  # every entry, once
-        parsed = [parse_audit(e.output.completion, batch_ids(e)) for e in calls]
+        parsed = [read_audit(e.output.completion, batch_ids(e)) for e in calls]
         assert value["unparseable"] == sum(p.error is not None for p in parsed)
         reread = sum(len(distractors & set(p.flagged)) for p in parsed)
         assert value["distractors_flagged"] == reread and value["distractor_judgments"] == K * value["windows"]

@@ -18,7 +18,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog
 
 from spatialstale.env import make_instance
-from spatialstale.protocol import parse_action, parse_audit, parse_selfverify
+from spatialstale.protocol import parse_action, read_audit, read_selfverify
 from spatialstale.protocol._prompts import AUDIT, NAVIGATE, SELFVERIFY
 
 from ._llama_support import smollm2
@@ -57,7 +57,7 @@ def test_detection_in_ma(server: str, tmp_path: Path) -> None:
         value = score_value(sample)
         calls = model_events(sample, AUDIT)
         assert len(calls) == value["calls"] == -(-ENTRIES // BATCH_SIZE)
-        parsed = [parse_audit(e.output.completion, batch_ids(e)) for e in calls]
+        parsed = [read_audit(e.output.completion, batch_ids(e)) for e in calls]
         assert value["unparseable"] == sum(p.error is not None for p in parsed)
         assert value["unanswered"] == sum(len(p.unanswered) for p in parsed)
         assert value["tp"] + value["fp"] + value["fn"] + value["tn"] == ENTRIES
@@ -83,8 +83,8 @@ def test_navigation_in_ma(server: str, tmp_path: Path) -> None:
         audits = model_events(sample, AUDIT)
         checks = model_events(sample, SELFVERIFY)
         assert episode["audit_calls"] == len(audits) + len(checks)
-        unreadable = sum(parse_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
-        unreadable += sum(parse_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)
+        unreadable = sum(read_audit(e.output.completion, batch_ids(e)).error is not None for e in audits)
+        unreadable += sum(read_selfverify(e.output.completion, batch_ids(e)).error is not None for e in checks)
         assert episode["audit_unparseable"] == unreadable
         for event in [*steps, *audits, *checks]:
             assert_route_told_and_broken_cells_covered(event.input[-1].text, sample.metadata["seed"])

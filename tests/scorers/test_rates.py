@@ -9,7 +9,7 @@ import math
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
-from spatialstale.scorers import COUNTS, METRICS, SAMPLES, SCORE_RATES, Combined, Rate, TaskMetric, declared
+from spatialstale.scorers import COUNTS, METRICS, SAMPLES, SCORE_RATES, Combined, Rate, declared
 from spatialstale.scorers._rates import F1, PRECISION, sample_rates
 
 TASKS = tuple(METRICS)
@@ -40,12 +40,12 @@ def test_every_declared_count_is_read_by_a_rate_and_every_name_is_declared_once(
 
 
 def test_a_pooled_rate_sums_each_side_before_dividing() -> None:
-    unanswered = TaskMetric("unanswered_rate", Rate("unanswered_rate", ("unanswered",), ("judgments",)))
+    unanswered = Rate("unanswered_rate", ("unanswered",), ("judgments",))
     values = [{"unanswered": 3, "judgments": 10}, {"unanswered": 5, "judgments": 30}]
-    assert unanswered.value(values) == 8 / 40  # not the mean of 0.3 and 0.1667
+    assert unanswered.over(values) == 8 / 40  # not the mean of 0.3 and 0.1667
     share = Rate("limit_rate", ("limit",), (SAMPLES,))
     assert share.over([{"limit": 1}, {"limit": 0}, {"limit": 0}, {"limit": 1}]) == 0.5
-    assert math.isnan(unanswered.value([{"unanswered": 0, "judgments": 0}]))
+    assert math.isnan(unanswered.over([{"unanswered": 0, "judgments": 0}]))
 
 
 def test_the_empty_rule_of_precision_recall_and_edit_accuracy() -> None:
@@ -66,10 +66,11 @@ def test_combined_values() -> None:
 
 
 def test_mean_and_sd_metrics_read_each_sample_s_value_and_leave_nan_out() -> None:
-    values = [{"f1": 0.5}, {"f1": 1.0}, {"f1": math.nan}]
-    assert TaskMetric("f1_mean", F1, "mean").value(values) == 0.75
-    assert TaskMetric("f1_std", F1, "sd").value(values) == pytest.approx(math.sqrt(0.125))
-    assert TaskMetric("f1_std", F1, "sd").value(values[:1]) == 0.0
+    scores = [SampleScore(score=Score(value={"f1": f1}), sample_id=i) for i, f1 in enumerate((0.5, 1.0, math.nan))]
+    assert declared("detection", "f1_mean")(scores) == 0.75
+    assert declared("detection", "f1_std")(scores) == pytest.approx(math.sqrt(0.125))
+    assert declared("detection", "f1_std")(scores[:1]) == 0.0
+    assert math.isnan(declared("detection", "f1_std")(scores[2:]))
 
 
 def test_the_inspect_metric_is_the_declaration() -> None:
