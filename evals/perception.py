@@ -11,7 +11,7 @@ from spatialstale.protocol import DEFAULT_PROMPTS, PerceptionSettings
 from spatialstale.scorers import perception_accuracy
 from spatialstale.solvers import freeze_startup_heap, perception_probe
 
-VERSION = 2
+VERSION = 3
 """The task version in each log header; CHANGELOG.md says what each version changed."""
 
 HEADLINE = HeadlineMetric(metric="accuracy")

@@ -344,7 +344,7 @@ def test_observer_scores_one_in_vision_from_the_command_line(task: str, tmp_path
     assert result.returncode == 0, result.stderr
     [info] = list_eval_logs(str(tmp_path))
     log = read_eval_log(info)
-    assert log.status == "success" and log.eval.task.endswith("perception") and log.eval.task_version == 2
+    assert log.status == "success" and log.eval.task.endswith("perception") and log.eval.task_version == 3
     assert metrics(log)["accuracy"] == 1.0
 
 
