@@ -25,8 +25,14 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from spatialstale.report import bootstrap_ci, correlations, paired_wilcoxon
-from spatialstale.report._stats import EXACT_PERMUTATIONS_UP_TO, MIN_BOOTSTRAP_UNITS, expanded_confidence
+from spatialstale.report import (
+    EXACT_PERMUTATIONS_UP_TO,
+    MIN_BOOTSTRAP_UNITS,
+    bootstrap_ci,
+    correlations,
+    expanded_confidence,
+    paired_wilcoxon,
+)
 
 DISTRIBUTIONS: dict[str, tuple[Callable[[np.random.Generator, int], np.ndarray], float]] = {
     "normal(0.5, 0.2)": (lambda rng, n: rng.normal(0.5, 0.2, n), 0.5),

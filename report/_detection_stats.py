@@ -20,8 +20,14 @@ MAIN_BATCH_SIZE = 10
 """The batch size of the paper's main matrix (the other sizes are App. E's sweep)."""
 
 
-def _sd(values: pd.Series) -> float:
-    return float(values.std(ddof=1)) if len(values) > 1 else math.nan
+F1_COLUMNS = ("seeds", "f1_mean", "f1_std", "f1_low", "f1_high")
+
+
+def _f1_over_seeds(group: pd.DataFrame) -> dict[str, object]:
+    """The seeds of ``group`` and their F1: mean, sample std and bootstrap CI."""
+    low, high = bootstrap_ci(list(group.f1))
+    std = float(group.f1.std(ddof=1)) if len(group) > 1 else math.nan
+    return {"seeds": len(group), "f1_mean": float(group.f1.mean()), "f1_std": std, "f1_low": low, "f1_high": high}
 
 
 def main_detection(det: pd.DataFrame) -> pd.DataFrame:
@@ -46,18 +52,13 @@ def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
     its bootstrap CI, mean precision and recall, calls and answer problems."""
     rows = []
     for (model, regime, modality, b), group in det.groupby(["model", "regime", "modality", "batch_size"]):
-        low, high = bootstrap_ci(list(group.f1))
         rows.append(
             {
                 "model": model,
                 "regime": regime,
                 "modality": modality,
                 "batch_size": int(b),
-                "seeds": len(group),
-                "f1_mean": float(group.f1.mean()),
-                "f1_std": _sd(group.f1),
-                "f1_low": low,
-                "f1_high": high,
+                **_f1_over_seeds(group),
                 "precision": float(group.precision.mean()),
                 "recall": float(group.recall.mean()),
                 "precision_undefined": int(group.precision.isna().sum()),
@@ -75,11 +76,7 @@ def detection_summary(det: pd.DataFrame) -> pd.DataFrame:
             "regime",
             "modality",
             "batch_size",
-            "seeds",
-            "f1_mean",
-            "f1_std",
-            "f1_low",
-            "f1_high",
+            *F1_COLUMNS,
             "precision",
             "recall",
             "precision_undefined",
@@ -177,11 +174,7 @@ SWEEP_COLUMNS = (
     "model",
     "size",
     "batch_size",
-    "seeds",
-    "f1_mean",
-    "f1_std",
-    "f1_low",
-    "f1_high",
+    *F1_COLUMNS,
     "calls_per_seed",
     "calls_per_audit",
 )
@@ -194,18 +187,13 @@ def batch_sweep(det: pd.DataFrame, regime: str = "L1", modality: str = "text") -
     part = det[(det.regime == regime) & (det.modality == modality)]
     rows = []
     for (model, n, b), group in part.groupby(["model", "size", "batch_size"]):
-        low, high = bootstrap_ci(list(group.f1))
         windows = group.windows.where(group.windows > 0)
         rows.append(
             {
                 "model": model,
                 "size": int(n),
                 "batch_size": int(b),
-                "seeds": len(group),
-                "f1_mean": float(group.f1.mean()),
-                "f1_std": _sd(group.f1),
-                "f1_low": low,
-                "f1_high": high,
+                **_f1_over_seeds(group),
                 "calls_per_seed": float(group.calls.mean()),
                 "calls_per_audit": float((group.calls / windows).mean()),
             }

@@ -10,6 +10,7 @@ file. Cells are Markdown: plain names go through :func:`esc`.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import math
 import os
@@ -319,24 +320,20 @@ def _cell(text: object) -> str:
     return str(text).replace("\n", " ").replace("|", "\\|")
 
 
-_environment: jinja2.Environment | None = None
-
-
+@functools.cache
 def environment() -> jinja2.Environment:
-    """The templates' environment (built once): Markdown, so nothing is HTML-escaped."""
-    global _environment
-    if _environment is None:
-        _environment = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-            autoescape=False,  # the output is Markdown; cells are escaped by esc()
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=True,
-            undefined=jinja2.StrictUndefined,
-        )
-        _environment.filters["cell"] = _cell
-        _environment.filters["compact"] = Table.compact
-    return _environment
+    """The templates' environment: Markdown, so nothing is HTML-escaped (cells go through :func:`esc`)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("spatialstale.report"),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["cell"] = _cell
+    env.filters["compact"] = Table.compact
+    return env
 
 
 def render_markdown(context: Mapping[str, Any]) -> str:

@@ -7,8 +7,8 @@ None when there is nothing to draw.
 from __future__ import annotations
 
 import math
-import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ._document import short
 from ._load import FLAG_CELLS
 from ._navigation_stats import PAPER_REGIMES, regime_order, regimes_in, strategies_in, value_order
 
@@ -52,11 +53,6 @@ FLAG_NAMES = {
     "DANGER_hole": "DANGER,\nhole",
     "DANGER_safe": "DANGER,\nsafe\n(freeze)",
 }
-
-
-def short(label: str) -> str:
-    """A model label without provider prefixes: ``openai/gpt-4o`` -> ``gpt-4o``."""
-    return re.sub(r"[\w.\-]+/", "", label)
 
 
 def wrap(label: str, width: int = 22) -> str:
@@ -538,6 +534,23 @@ def fig9_f1_success(pairs: pd.DataFrame, corr: pd.DataFrame, path: Path) -> Path
     return _save(fig, path)
 
 
+def _grid(rows: int, columns: int, size: tuple[float, float, float, float]) -> tuple[Figure, np.ndarray]:
+    """Panels sharing their axes, laid out by matplotlib: ``size`` is the figure's width
+    and height, each a base plus so much a column (a row)."""
+    width, per_column, height, per_row = size
+    figsize = (width + per_column * columns, height + per_row * rows)
+    return plt.subplots(rows, columns, figsize=figsize, sharex=True, sharey=True, squeeze=False, layout="constrained")
+
+
+def _edge_labels(axes: np.ndarray, regimes: Sequence[str], xlabel: str, ylabels: Sequence[str]) -> None:
+    """A regime over each column, ``xlabel`` under the bottom row, each row's label left of it."""
+    for col, regime in enumerate(regimes):
+        axes[0][col].set_title(regime)
+        axes[-1][col].set_xlabel(xlabel)
+    for row, label in enumerate(ylabels):
+        axes[row][0].set_ylabel(label, fontsize=8)
+
+
 STRATEGY_MARKERS = {"nomemory": "o", "nofilter": "v", "selfverify": "s", "omcd": "D", "oracle": "^"}
 
 
@@ -552,15 +565,7 @@ def fig_sweep(rates: pd.DataFrame, path: Path, axis: str, title: str, xlabel: st
     runs = sorted({(m, mod) for m, mod in zip(rates.model, rates.modality, strict=True)})
     regimes = regimes_in(rates.regime)
     panels = [(model, modality, outcome) for model, modality in runs for outcome in ("success", "death")]
-    fig, axes = plt.subplots(
-        len(panels),
-        len(regimes),
-        figsize=(2.2 + 3.2 * len(regimes), 0.8 + 2.3 * len(panels)),
-        sharex=True,
-        sharey=True,
-        squeeze=False,
-        layout="constrained",
-    )
+    fig, axes = _grid(len(panels), len(regimes), (2.2, 3.2, 0.8, 2.3))
     x = np.arange(len(radii))
     strategies = strategies_in(rates.strategy)
     dodge = np.linspace(-0.08, 0.08, len(strategies)) if len(strategies) > 1 else np.zeros(1)
@@ -583,12 +588,8 @@ def fig_sweep(rates: pd.DataFrame, path: Path, axis: str, title: str, xlabel: st
             ax.set_xlim(-0.4, len(radii) - 0.6)
             ax.set_xticks(x, radii)
             ax.grid(alpha=0.3)
-            if row == 0:
-                ax.set_title(regime)
-            if row == len(panels) - 1:
-                ax.set_xlabel(xlabel)
-            if col == 0:
-                ax.set_ylabel(f"{wrap(short(model), 24)} ({modality})\n{outcome} rate", fontsize=8)
+    ylabels = [f"{wrap(short(model), 24)} ({modality})\n{outcome} rate" for model, modality, outcome in panels]
+    _edge_labels(axes, regimes, xlabel, ylabels)
     _legend_right(axes[0][-1], title="strategy")
     fig.suptitle(title)
     return _save(fig, path)
@@ -631,15 +632,7 @@ def fig_safety_cost(cost: pd.DataFrame, path: Path) -> Path | None:
     sizes = {s: max(11.0 - 1.3 * k, 4.0) for k, s in enumerate(strategies)}
     right = float(np.nanmax(cost[["audit_calls", "audit_calls_high"]].to_numpy(dtype=float)))
     right = 1.0 if math.isnan(right) or right <= 0 else right * 1.1
-    fig, axes = plt.subplots(
-        len(runs),
-        len(regimes),
-        figsize=(2.4 + 3.4 * len(regimes), 0.9 + 2.8 * len(runs)),
-        sharex=True,
-        sharey=True,
-        squeeze=False,
-        layout="constrained",
-    )
+    fig, axes = _grid(len(runs), len(regimes), (2.4, 3.4, 0.9, 2.8))
     for row, (model, modality) in enumerate(runs):
         for col, regime in enumerate(regimes):
             ax = axes[row][col]
@@ -668,12 +661,8 @@ def fig_safety_cost(cost: pd.DataFrame, path: Path) -> Path | None:
             _unit_axis(ax, "y")
             ax.set_xlim(0, right)
             ax.grid(alpha=0.3)
-            if row == 0:
-                ax.set_title(regime)
-            if row == len(runs) - 1:
-                ax.set_xlabel("audit model calls per episode")
-            if col == 0:
-                ax.set_ylabel(f"{wrap(short(model), 24)} ({modality})\ndeath rate", fontsize=8)
+    ylabels = [f"{wrap(short(model), 24)} ({modality})\ndeath rate" for model, modality in runs]
+    _edge_labels(axes, regimes, "audit model calls per episode", ylabels)
     handles: list[Artist] = [
         Line2D(
             [],

@@ -89,21 +89,15 @@ MEMORY_COLUMNS = (
 )
 """The score values of the memory an agent keeps that the report reads (the memory navigator)."""
 
+DETECTION_VALUES = ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows")
+ANSWER_PROBLEMS = ("unparseable", "unanswered", "unknown_ids")
+NAVIGATION_VALUES = ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale")
+"""The score values each table copies as they are."""
 COLUMNS = {
     "detection": [
         *KEYS["detection"],
-        "precision",
-        "recall",
-        "f1",
-        "tp",
-        "fp",
-        "fn",
-        "tn",
-        "calls",
-        "windows",
-        "unparseable",
-        "unanswered",
-        "unknown_ids",
+        *DETECTION_VALUES,
+        *ANSWER_PROBLEMS,
         "thaw_detected",
         "thaw_total",
         "freeze_detected",
@@ -119,13 +113,7 @@ COLUMNS = {
     "navigation": [
         *KEYS["navigation"],
         "outcome",
-        "success",
-        "death",
-        "timeout",
-        "steps",
-        "reward",
-        "fallbacks",
-        "died_on_stale",
+        *NAVIGATION_VALUES,
         "audit_calls",
         "audit_tokens",
         *MEMORY_COLUMNS,
@@ -479,10 +467,10 @@ def _detection_row(record: Mapping[str, Any], value: Mapping[str, Any], row: dic
     meta = _loads(record.get("score_metadata")) or {}
     row["stale_ratio"] = _number(record.get("metadata_stale_ratio"))
     row["n_stale"] = _number(record.get("metadata_n_stale"))
-    for key in ("precision", "recall", "f1", "tp", "fp", "fn", "tn", "calls", "windows"):
+    for key in DETECTION_VALUES:
         row[key] = _number(value.get(key))
     row.update(undefined_as_nan(row["tp"], row["fp"], row["fn"], row))
-    for key in ("unparseable", "unanswered", "unknown_ids", *EXTENSION_COUNTS):
+    for key in (*ANSWER_PROBLEMS, *EXTENSION_COUNTS):
         row[key] = _number(value.get(key))
     for kind in ("thaw", "freeze"):
         counts = meta.get(kind) or {}
@@ -517,7 +505,7 @@ def _navigation_row(record: Mapping[str, Any], value: Mapping[str, Any], row: di
     outcome = _loads(record["answer"])
     row["strategy"] = record["metadata_strategy"]
     row["epoch"] = int(record["epoch"])
-    for key in ("success", "death", "timeout", "steps", "reward", "fallbacks", "died_on_stale"):
+    for key in NAVIGATION_VALUES:
         row[key] = _number(value.get(key))
     row["outcome"] = outcome if outcome in ENDS else next((o for o in ENDS if row[o] == 1), "unknown")
     # what safety cost (navigation 4): NaN in a log from before it was recorded

@@ -219,6 +219,16 @@ def _share(part: pd.DataFrame, numerator: str, denominator: str) -> str:
     return f"{top}/{bottom} = {pct(top / bottom)}" if bottom else f"{top}/0"
 
 
+MEMORY_SHARES = (
+    ("lies kept (of stale)", "memory_lie_kept", "memory_seeded_stale"),
+    ("repaired (of stale)", "memory_repaired", "memory_seeded_stale"),
+    ("removed (of seeded)", "memory_removed", "memory_seeded"),
+    ("corrupted (of valid)", "memory_corrupted", "memory_seeded_valid"),
+    ("added false (of added)", "memory_added_false", "memory_added"),
+)
+"""The agent memory table's shares: (header, numerator, denominator), each a column of the episodes."""
+
+
 def agent_memory(every_nav: pd.DataFrame, links: Links) -> dict[str, object] | None:
     """The memory an agent keeps (an agent given Inspect's memory tool): per model, regime,
     modality, strategy and agent, what became of the seeded entries at the end of the
@@ -263,11 +273,7 @@ def agent_memory(every_nav: pd.DataFrame, links: Links) -> dict[str, object] | N
                 strategy_label(str(keys["strategy"]), str(keys[FILTER]), NAMES),
                 str(keys[AGENT]),
                 f"{len(part)}{cut_of(part, 'episodes')}",
-                _share(part, "memory_lie_kept", "memory_seeded_stale"),
-                _share(part, "memory_repaired", "memory_seeded_stale"),
-                _share(part, "memory_removed", "memory_seeded"),
-                _share(part, "memory_corrupted", "memory_seeded_valid"),
-                _share(part, "memory_added_false", "memory_added"),
+                *(_share(part, numerator, denominator) for _, numerator, denominator in MEMORY_SHARES),
                 evidence(pct(part["death"].mean()), nav, links, **keys),
                 *paired,
             ]
@@ -279,11 +285,7 @@ def agent_memory(every_nav: pd.DataFrame, links: Links) -> dict[str, object] | N
         "strategy",
         "agent",
         "episodes",
-        "lies kept (of stale)",
-        "repaired (of stale)",
-        "removed (of seeded)",
-        "corrupted (of valid)",
-        "added false (of added)",
+        *(header for header, _, _ in MEMORY_SHARES),
         "agent death",
         f"{PROMPT_AGENT} death",
         "seeds paired",

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
 from ._detection_stats import detection_summary, main_detection
 from ._load import Results
@@ -11,11 +16,13 @@ from ._navigation_stats import outcome_rates, paper_cells, regime_order, strateg
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns separated by two spaces, with a dashed rule under the header."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    """A plain-text table (rich, no colour): columns padded apart, a rule under the header."""
+    table = Table(*header, box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1, 0, 0), pad_edge=False)
+    for row in rows:
+        table.add_row(*map(str, row))
+    out = io.StringIO()
+    Console(file=out, width=10_000, color_system=None).print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
 
 def _count(n: int, what: str) -> str:

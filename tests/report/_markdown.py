@@ -1,4 +1,5 @@
-"""Reading a written report back: its Markdown, one section, a model's table rows."""
+"""Reading a written report back: its Markdown, one section, a model's table rows; and
+the navigation rows of a hand-made table."""
 
 from __future__ import annotations
 
@@ -25,3 +26,9 @@ def rows(text: str, model: str) -> list[list[str]]:
         for line in text.splitlines()
         if line.startswith(f"| {model} ")
     ]
+
+
+def episode(seed: int, strategy: str, success: float, **more: object) -> dict[str, object]:
+    """A navigation table's row: model ``m`` on L2, text, epoch 1, dead when not successful."""
+    row = {"model": "m", "regime": "L2", "modality": "text", "strategy": strategy, "seed": seed, "epoch": 1}
+    return {**row, "success": success, "death": 1 - success, **more}

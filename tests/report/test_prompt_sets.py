@@ -23,6 +23,7 @@ from spatialstale.report._prompt_sets import (
     sensitivity_table,
 )
 from tests.conftest import Shared
+from tests.report._markdown import episode
 
 # one worker runs the module, so its module fixtures' runs are made once
 pytestmark = pytest.mark.xdist_group("prompt_sets")
@@ -125,19 +126,7 @@ def _navigation(rates: dict[tuple[str, str], list[int]], seeds: int) -> pd.DataF
     for (prompt_set, strategy), deaths in rates.items():
         assert len(deaths) == seeds
         for seed, death in enumerate(deaths):
-            rows.append(
-                {
-                    "model": "m",
-                    "regime": "L2",
-                    "modality": "text",
-                    "strategy": strategy,
-                    "seed": seed,
-                    "epoch": 1,
-                    "success": 1 - death,
-                    "death": death,
-                    "prompt_set": prompt_set,
-                }
-            )
+            rows.append(episode(seed, strategy, 1 - death, prompt_set=prompt_set))
     return pd.DataFrame(rows)
 
 

@@ -24,6 +24,7 @@ from spatialstale.report._navigation_stats import outcome_rates, strategy_tests
 from spatialstale.report._report import MISSING
 from spatialstale.study import Study, TaskSpec, study_seeds
 from spatialstale.study._cli import main
+from tests.report._markdown import episode
 from tests.scripted import Script, truthful_flags
 
 MODELS = ("spatialstale/observer", "spatialstale/credulous")
@@ -210,19 +211,7 @@ def _navigation(seeds: int) -> pd.DataFrame:
     rows = []
     for seed in range(seeds):
         for strategy, success in (("omcd", 1.0), ("nofilter", 0.0)):
-            rows.append(
-                {
-                    "model": "m",
-                    "regime": "L2",
-                    "modality": "text",
-                    "strategy": strategy,
-                    "seed": seed,
-                    "epoch": 1,
-                    "success": success,
-                    "death": 1 - success,
-                    "timeout": 0.0,
-                }
-            )
+            rows.append(episode(seed, strategy, success, timeout=0.0))
     return pd.DataFrame(rows)
 
 
