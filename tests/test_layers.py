@@ -33,10 +33,6 @@ LAYERS = {
 """Each package's layer: a module may import its own package and lower layers only. The
 scorers and the reference agents read the protocol, never the loops that run it."""
 
-MEASURED_INTERNALS = {
-    "benchmarks.bench_stats": {"report._stats": "reproduces the report's interval rules"},
-}
-"""The private modules a benchmark may import, and why."""
 PACKAGES = tuple(LAYERS)
 
 
@@ -139,12 +135,11 @@ def _private(name: str) -> str | None:
 @pytest.mark.parametrize("module", sorted(SOURCES))
 def test_no_package_imports_another_packages_private_module(module: str) -> None:
     package = module.split(".")[0]
-    allowed = MEASURED_INTERNALS.get(module, {})
     path = SOURCES[module]
     found = [
         f"{path.relative_to(ROOT)}:{line}: imports spatialstale.{private}; use spatialstale.{private.split('.')[0]}"
         for line, name in _import_sites(path)
-        if (private := _private(name)) is not None and private.split(".")[0] != package and private not in allowed
+        if (private := _private(name)) is not None and private.split(".")[0] != package
     ]
     assert not found, "a private module of another package:\n" + "\n".join(found)
 
@@ -153,12 +148,6 @@ def test_the_private_check_names_the_private_module() -> None:
     assert _private("protocol._prompts.Sight") == "protocol._prompts"
     assert _private("protocol.Sight") is None
     assert _private("study") is None
-
-
-def test_each_measured_internal_is_still_imported() -> None:
-    for module, internals in MEASURED_INTERNALS.items():
-        imported = {_private(name) for _, name in _import_sites(SOURCES[module])}
-        assert set(internals) <= imported, f"{module} no longer imports {set(internals) - imported}"
 
 
 def test_no_module_imports_a_module_that_imports_it() -> None:
