@@ -34,7 +34,7 @@ def test_crops_run_only_the_modalities_with_an_image() -> None:
 def test_the_estimate_counts_a_crop_per_entry() -> None:
     instance = make_instance(SEEDS[0], "L2")
     vision = DetectionSettings(modality="vision")
-    crops = DetectionSettings(modality="vision", memory="crops")
+    crops = DetectionSettings().replace(modality="vision", memory="crops")
     text_calls = sample_calls(vision, instance)[1]
     crop_calls = sample_calls(crops, instance)[1]
     assert crop_calls.calls == text_calls.calls == 7

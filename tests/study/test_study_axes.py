@@ -6,7 +6,6 @@ dry run's counts and prices of the new cells, and one-line errors for bad values
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ PAPER_NAVIGATION_ARGS = {"regime", "modality", "strategies", "batch_size", "seed
 
 def navigation_episode(instance: Instance, strategy: str, max_steps: int, **values: Any) -> tuple[Calls, Calls]:
     """The dry run's (navigator, auditor) calls of one episode under these settings."""
-    settings = replace(NAVIGATION, max_steps=max_steps, **values)
+    settings = NAVIGATION.replace(max_steps=max_steps, **values)
     return sample_calls(settings, instance, strategy)
 
 
@@ -102,12 +101,12 @@ def test_each_axis_value_adds_navigation_cells_with_its_task_argument() -> None:
             extra.append(args)
     assert extra == [
         {},
-        {"agent": "tools"},
         {"view_radius": 1},
+        {"agent": "tools"},
         {"view_radius": 1, "agent": "tools"},
         {"filter": "unknown"},
-        {"filter": "unknown", "agent": "tools"},
         {"filter": "unknown", "view_radius": 1},
+        {"filter": "unknown", "agent": "tools"},
         {"filter": "unknown", "view_radius": 1, "agent": "tools"},
     ]
     # a filter mode changes only the strategies that flag entries
@@ -115,7 +114,7 @@ def test_each_axis_value_adds_navigation_cells_with_its_task_argument() -> None:
     assert {t.strategies for t in tasks if t.settings.filter == "delete"} == {
         (s,) for s in ("nomemory", "nofilter", "selfverify", "omcd", "oracle")
     }
-    assert tasks[-1].name == "navigation L2 text oracle filter=unknown view_radius=1 agent=tools"
+    assert tasks[-1].name == "navigation L2 text oracle filter=unknown agent=tools view_radius=1"
 
 
 def test_view_radii_read_full_and_integers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -273,8 +272,8 @@ def test_the_dry_run_counts_and_prices_fog_and_tools_cells(capsys: pytest.Captur
     axes = ("--strategies", "nomemory,oracle", "--view-radii", "full,1", "--agents", "prompt,tools", "--dry-run")
     assert main(_study_argv(Path("unused"), *axes)) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:6] == ["model", "task", "view", "radius", "agent", "samples"]
-    rows = {(line.split()[5], line.split()[6]): line.split() for line in lines[2:10] if "nomemory" in line}
+    assert lines[0].split()[:6] == ["model", "task", "agent", "view", "radius", "samples"]
+    rows = {(line.split()[6], line.split()[5]): line.split() for line in lines[2:10] if "nomemory" in line}
     assert set(rows) == {("full", "prompt"), ("full", "tools"), ("1", "prompt"), ("1", "tools")}
     for (_, agent), row in rows.items():
         samples, epochs, nav_calls = int(row[7]), int(row[8]), int(row[9].replace(",", ""))
