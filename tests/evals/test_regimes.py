@@ -232,6 +232,7 @@ def test_a_bad_plugin_fails_with_one_line_before_any_model_call(
         assert "\n" not in str(error.value)
 
 
+@pytest.mark.slow  # `inspect eval` subprocesses; the plug-in runs in process in the fast tier
 def test_a_plugin_from_the_command_line_and_a_bad_one_fails_there(plugin: tuple[str, int], tmp_path: Path) -> None:
     module, n = plugin
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "plugins"), os.environ.get("PYTHONPATH", "")])}

@@ -141,6 +141,7 @@ def _headers(log_dir: Path) -> list[EvalLog]:
     return [read_eval_log(str(file), header_only=True) for file in _files(log_dir)]
 
 
+@pytest.mark.slow  # writes and checks a whole viewer bundle
 def test_bundle_writes_the_viewer_and_links_into_it(study: Path, tmp_path: Path) -> None:
     copy = tmp_path / "logs"
     shutil.copytree(study, copy)

@@ -127,6 +127,7 @@ def test_retryable_faults_are_retried_call_by_call(
     )
 
 
+@pytest.mark.slow  # a study of a thousand calls against a flaky provider
 def test_a_few_percent_of_rejected_calls_finish_under_the_defaults(fault_free: Path, tmp_path: Path) -> None:
     argv = [*MATRIX, "--model", FAULTY, "-M", "non_retryable=0.05", "-M", "fault_seed=3", "--log-dir", "logs"]
     code, lines = _study(argv, tmp_path)
