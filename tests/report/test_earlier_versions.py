@@ -14,6 +14,8 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessageSystem
 
+from spatialstale.evals.detection import VERSION as DETECTION_VERSION
+from spatialstale.evals.navigation import VERSION as NAVIGATION_VERSION
 from spatialstale.protocol import DEFAULT_PROMPTS, call_kind, prompt_hash
 from spatialstale.report import read_logs
 from spatialstale.study._cli import main
@@ -102,11 +104,9 @@ def test_logs_of_two_versions_in_one_folder_are_said_to_be_pooled(l2_study: Path
     n = {
         kind: len([i for i in list_eval_logs(str(l2_study)) if kind in i.name]) for kind in ("detection", "navigation")
     }
-    assert (
-        f"**Task versions differ:** detection ({n['detection']} of version 2, {n['detection']} of version 3)"
-        in markdown
-    )
-    assert f"navigation ({n['navigation']} of version 4, {n['navigation']} of version 5)" in markdown
+    d, v = n["detection"], n["navigation"]
+    assert f"**Task versions differ:** detection ({d} of version 2, {d} of version {DETECTION_VERSION})" in markdown
+    assert f"navigation ({v} of version 4, {v} of version {NAVIGATION_VERSION})" in markdown
     assert "**Task versions differ:**" not in report_of(l2_study, tmp_path / "one")
 
 
