@@ -77,12 +77,17 @@ def _of(kind: str) -> list[Extension]:
     return [e for e in extensions() if kind in e.kinds]
 
 
-def _parts() -> list[MemoryPart]:
-    return [p for e in extensions() if (p := e.memory()) is not None]
+@cache
+def _parts() -> tuple[MemoryPart, ...]:
+    # the registry is read once (extensions()), so its memory parts are too: an audit
+    # table asks them for every entry's mark
+    return tuple(p for e in extensions() if (p := e.memory()) is not None)
 
 
+@cache
 def extension_axes(kind: str) -> tuple[Axis, ...]:
-    """The axes of the extensions of task kind ``kind``, in registry order."""
+    """The axes of the extensions of task kind ``kind``, in registry order (read once, as
+    the registry is: the settings ask for them at every read of an extension's axis)."""
     return tuple(a for e in _of(kind) for a in axes_of(e.axes))
 
 

@@ -406,7 +406,7 @@ class GridSettings:
 
     def extension_args(self) -> dict[str, Any]:
         """What the task passes its solver of this kind's extension axes, by name."""
-        return {a.name: getattr(self, a.name) for a in extension_axes(self.kind)}
+        return {a.name: getattr(self, a.name) for a in self.extension_axes()}
 
     def replace(self, **values: Any) -> Self:
         """These settings with ``values`` (canonical, by axis name, an extension's axes
@@ -434,7 +434,7 @@ class GridSettings:
         given = self.__dict__.get("extensions", {})
         if name in given:
             return given[name]
-        axis = next((a for a in extension_axes(type(self).kind) if a.name == name), None) if name[0] != "_" else None
+        axis = next((a for a in type(self).extension_axes() if a.name == name), None) if name[0] != "_" else None
         if axis is None:
             raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
         return axis.value
